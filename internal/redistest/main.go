@@ -1,0 +1,46 @@
+package redistest
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+var (
+	atExitMu sync.Mutex
+	atExit   []func()
+)
+
+// AtExit registers f to run after the package's tests, before the goroutine
+// leak check. Fixtures shared by a package's tests (a PostgreSQL server) stop
+// themselves this way.
+func AtExit(f func()) {
+	atExitMu.Lock()
+	defer atExitMu.Unlock()
+	atExit = append(atExit, f)
+}
+
+// VerifyMain is the TestMain of every package in this repository: it runs
+// the tests, stops the servers shared across them, and then fails the run if
+// any goroutine outlived them.
+//
+//	func TestMain(m *testing.M) { redistest.VerifyMain(m) }
+func VerifyMain(m *testing.M, opts ...goleak.Option) {
+	code := m.Run()
+	atExitMu.Lock()
+	for i := len(atExit) - 1; i >= 0; i-- {
+		atExit[i]()
+	}
+	atExit = nil
+	atExitMu.Unlock()
+	if code == 0 {
+		if err := goleak.Find(opts...); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: goroutines outlived the tests: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

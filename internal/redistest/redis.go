@@ -1,0 +1,247 @@
+package redistest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// MissingRedis is the message a test fails with when no server can be had.
+const MissingRedis = "redistest: no Redis server to test against. Install one " +
+	"(Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), " +
+	"or set REDIS_ADDR=host:port to use a running server, or start Docker"
+
+type kind int
+
+const (
+	external  kind = iota // REDIS_ADDR
+	process               // redis-server started here
+	container             // Docker, through cmd/testcontainer
+)
+
+// Server is one Redis server for a test.
+type Server struct {
+	kind   kind
+	addr   string
+	prefix string
+	port   int
+	dir    string
+	args   []string
+
+	link *link // set on a replica: the relay to its primary
+
+	mu   sync.Mutex
+	proc *Process
+}
+
+// Option changes how Start picks or starts a server.
+type Option func(*options)
+
+type options struct {
+	own  bool
+	args []string
+}
+
+// Own makes Start run a server of its own even when REDIS_ADDR is set. Tests
+// that stop, kill, freeze or replicate the server need it.
+func Own() Option { return func(o *options) { o.own = true } }
+
+// Args adds redis-server arguments, such as "--maxmemory-policy",
+// "allkeys-lru". They come after the defaults and so override them.
+func Args(args ...string) Option {
+	return func(o *options) { o.args = append(o.args, args...) }
+}
+
+// Start returns a server for t, stopped or cleaned up when t ends. It fails
+// t, never skips it, when no server can be had.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	prefix := "rt" + randomHex(4) + ":"
+	if addr := os.Getenv("REDIS_ADDR"); addr != "" && !o.own {
+		if len(o.args) > 0 {
+			t.Fatalf("redistest: server arguments %q need a server of the fixture's own; unset REDIS_ADDR or use Own()", o.args)
+		}
+		return startExternal(t, addr, prefix)
+	}
+	if bin, err := exec.LookPath("redis-server"); err == nil {
+		return startProcess(t, bin, prefix, o.args)
+	}
+	if len(o.args) > 0 || o.own {
+		t.Fatalf("%s (this test controls the server process, which needs redis-server on PATH)", MissingRedis)
+	}
+	return startContainer(t, prefix)
+}
+
+// Addr returns host:port.
+func (s *Server) Addr() string { return s.addr }
+
+// Port returns the TCP port, which stays the same across Restart.
+func (s *Server) Port() int { return s.port }
+
+// Prefix returns a key prefix unique to this server value. Tests put it in
+// front of their keys so that they stay isolated on a shared REDIS_ADDR.
+func (s *Server) Prefix() string { return s.prefix }
+
+// Options returns client options for the server. Tests adjust timeouts on
+// the copy before creating a client.
+func (s *Server) Options() *redis.Options {
+	return &redis.Options{Addr: s.addr, DisableIdentity: true}
+}
+
+// Client returns a client for the server, closed when t ends. tune, if given,
+// adjusts the options first (timeouts, pool size).
+func (s *Server) Client(t testing.TB, tune ...func(*redis.Options)) *redis.Client {
+	t.Helper()
+	opt := s.Options()
+	for _, f := range tune {
+		f(opt)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func startExternal(t testing.TB, addr, prefix string) *Server {
+	t.Helper()
+	s := &Server{kind: external, addr: addr, prefix: prefix}
+	if err := ping(addr, 5*time.Second, nil); err != nil {
+		t.Fatalf("redistest: REDIS_ADDR=%s does not answer PING: %v", addr, err)
+	}
+	t.Cleanup(func() {
+		if err := deletePrefix(addr, prefix); err != nil {
+			t.Errorf("redistest: clean up keys %s* on %s: %v", prefix, addr, err)
+		}
+	})
+	return s
+}
+
+func startProcess(t testing.TB, bin, prefix string, extra []string) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Server{kind: process, addr: "127.0.0.1:" + strconv.Itoa(port), prefix: prefix, port: port, dir: dir}
+		s.args = append([]string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no",
+			"--maxmemory-policy", "noeviction",
+			"--dir", dir, "--logfile", "redis.log",
+			"--daemonize", "no",
+		}, extra...)
+		if lastErr = s.launch(bin); lastErr == nil {
+			t.Cleanup(s.shutdown)
+			return s
+		}
+	}
+	t.Fatalf("redistest: could not start redis-server: %v", lastErr)
+	return nil
+}
+
+// launch starts the process and waits until it answers PING.
+func (s *Server) launch(bin string) error {
+	p, err := StartProcess(bin, s.args, nil, s.dir, nil)
+	if err != nil {
+		return err
+	}
+	if err := ping(s.addr, 10*time.Second, p.Exited()); err != nil {
+		_ = p.Kill()
+		return fmt.Errorf("%w; log: %s", err, tail(filepath.Join(s.dir, "redis.log")))
+	}
+	s.mu.Lock()
+	s.proc = p
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) shutdown() {
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
+	if p != nil {
+		_ = p.Kill()
+	}
+}
+
+// ping waits until addr answers PING, the server exits, or wait passes.
+func ping(addr string, wait time.Duration, exited <-chan struct{}) error {
+	c := redis.NewClient(&redis.Options{
+		Addr: addr, DisableIdentity: true, MaxRetries: -1,
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond,
+		PoolSize: 1,
+	})
+	defer c.Close()
+	deadline := time.Now().Add(wait)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = c.Ping(context.Background()).Err(); err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return errors.New("redis-server exited during start-up")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no answer to PING within %v: %w", wait, err)
+}
+
+func deletePrefix(addr, prefix string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	iter := c.Scan(ctx, 0, prefix+"*", 500).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		if err := c.Unlink(ctx, keys[:n]...).Err(); err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log)"
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) > 2000 {
+		s = s[len(s)-2000:]
+	}
+	return s
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,201 @@
+package redistest_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.VerifyMain(m) }
+
+func TestStartGivesAnIsolatedServerThatAnswers(t *testing.T) {
+	a := redistest.Start(t, redistest.Own())
+	b := redistest.Start(t, redistest.Own())
+	if a.Addr() == b.Addr() {
+		t.Fatalf("two servers share %s", a.Addr())
+	}
+	ctx := context.Background()
+	ca, cb := a.Client(t), b.Client(t)
+	if err := ca.Set(ctx, "k", "a", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := cb.Exists(ctx, "k").Val(); n != 0 {
+		t.Fatalf("a key set on one server is visible on the other")
+	}
+	policy := ca.ConfigGet(ctx, "maxmemory-policy").Val()["maxmemory-policy"]
+	if policy != "noeviction" {
+		t.Fatalf("maxmemory-policy = %q, want noeviction", policy)
+	}
+	if save := ca.ConfigGet(ctx, "save").Val()["save"]; save != "" {
+		t.Fatalf("save = %q, want persistence off", save)
+	}
+}
+
+func TestServerDiesWithItsTest(t *testing.T) {
+	var pid int
+	t.Run("inner", func(t *testing.T) {
+		pid = redistest.Start(t, redistest.Own()).Pid(t)
+	})
+	if alive(pid) {
+		t.Fatalf("redis-server pid %d still runs after its test ended", pid)
+	}
+}
+
+func TestKilledServerRefusesThenRestartsEmptyOnTheSamePort(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	c := s.Client(t, func(o *redis.Options) { o.MaxRetries = -1 })
+	ctx := context.Background()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	pid := s.Pid(t)
+	s.Kill(t)
+	if alive(pid) {
+		t.Fatalf("pid %d survived Kill", pid)
+	}
+	if err := c.Ping(ctx).Err(); err == nil {
+		t.Fatal("PING answered after Kill")
+	}
+	port := s.Port()
+	s.Restart(t)
+	if s.Port() != port {
+		t.Fatalf("restarted on port %d, want %d", s.Port(), port)
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING after restart: %v", err)
+	}
+	if n := c.Exists(ctx, "k").Val(); n != 0 {
+		t.Fatal("a server without persistence kept a key across a crash")
+	}
+}
+
+func TestStoppedServerRestarts(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	c := s.Client(t, func(o *redis.Options) { o.MaxRetries = -1 })
+	s.Stop(t)
+	if err := c.Ping(context.Background()).Err(); err == nil {
+		t.Fatal("PING answered after Stop")
+	}
+	s.Restart(t)
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("PING after restart: %v", err)
+	}
+}
+
+func TestFrozenServerAnswersNothingUntilThawed(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	c := s.Client(t, func(o *redis.Options) {
+		o.MaxRetries = -1
+		o.ReadTimeout = 100 * time.Millisecond
+	})
+	ctx := context.Background()
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.Freeze(t)
+	start := time.Now()
+	err := c.Ping(ctx).Err()
+	var netErr interface{ Timeout() bool }
+	if !errors.As(err, &netErr) || !netErr.Timeout() {
+		t.Fatalf("PING to a frozen server: %v, want a timeout", err)
+	}
+	t.Logf("PING to the frozen server timed out after %v", time.Since(start).Round(time.Millisecond))
+	s.Thaw(t)
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING after thaw: %v", err)
+	}
+}
+
+func TestFrozenServerIsStillStoppedAtCleanup(t *testing.T) {
+	var pid int
+	t.Run("inner", func(t *testing.T) {
+		s := redistest.Start(t, redistest.Own())
+		pid = s.Pid(t)
+		s.Freeze(t)
+	})
+	if alive(pid) {
+		t.Fatalf("frozen redis-server pid %d outlived its test", pid)
+	}
+}
+
+func TestReplicaFollowsAndCanBePromoted(t *testing.T) {
+	primary := redistest.Start(t, redistest.Own())
+	replica := primary.StartReplica(t)
+	ctx := context.Background()
+	pc, rc := primary.Client(t), replica.Client(t)
+	if err := pc.Set(ctx, "k", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := pc.Wait(ctx, 1, time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1: %d replicas, %v", n, err)
+	}
+	if v := rc.Get(ctx, "k").Val(); v != "1" {
+		t.Fatalf("replica has k=%q, want 1", v)
+	}
+	if err := rc.Set(ctx, "x", "1", 0).Err(); err == nil {
+		t.Fatal("a replica accepted a write before promotion")
+	}
+	// A write the replica never receives: cut the link, write, then kill the
+	// primary. The promoted replica lacks it, as after a real failover.
+	replica.Partition(t)
+	if err := pc.Set(ctx, "lost", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := pc.Wait(ctx, 1, 100*time.Millisecond).Result(); n != 0 {
+		t.Fatalf("WAIT counted %d replicas through a cut link", n)
+	}
+	primary.Kill(t)
+	replica.Promote(t)
+	if err := rc.Set(ctx, "x", "1", 0).Err(); err != nil {
+		t.Fatalf("write after promotion: %v", err)
+	}
+	if n := rc.Exists(ctx, "lost").Val(); n != 0 {
+		t.Fatal("the promoted replica has a write it was frozen through")
+	}
+}
+
+func TestExternalServerIsIsolatedByPrefixAndCleaned(t *testing.T) {
+	real := redistest.Start(t, redistest.Own())
+	c := real.Client(t)
+	ctx := context.Background()
+	if err := c.Set(ctx, "other", "keep", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("REDIS_ADDR", real.Addr())
+	var prefix string
+	t.Run("inner", func(t *testing.T) {
+		s := redistest.Start(t)
+		if s.Addr() != real.Addr() {
+			t.Fatalf("Start ignored REDIS_ADDR: %s", s.Addr())
+		}
+		prefix = s.Prefix()
+		for i := 0; i < 1200; i++ {
+			if err := c.Set(ctx, prefix+strconv.Itoa(i), "v", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if keys := c.Keys(ctx, prefix+"*").Val(); len(keys) != 0 {
+		t.Fatalf("%d keys under %s survived the test", len(keys), prefix)
+	}
+	if v := c.Get(ctx, "other").Val(); v != "keep" {
+		t.Fatal("cleanup deleted a key outside the test's prefix")
+	}
+}
+
+func alive(pid int) bool {
+	// Signal 0 only checks that the pid exists; a zombie is not alive.
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	out, _ := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
+	return len(out) > 0 && out[0] != 'Z'
+}

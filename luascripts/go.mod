@@ -1,0 +1,10 @@
+module github.com/redis-primitives/go/luascripts
+
+go 1.26.0
+
+require (
+	github.com/redis/go-redis/v9 v9.23.0
+	go.uber.org/goleak v1.3.0 // indirect
+)
+
+require github.com/redis-primitives/go/internal/redistest v0.1.0

@@ -1,0 +1,80 @@
+package luascripts
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Client is the part of a go-redis client a Script needs. *redis.Client,
+// *redis.ClusterClient, *redis.Ring and redis.UniversalClient satisfy it.
+type Client interface {
+	Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+}
+
+// Script is one Lua script and its SHA1 digest. A Script is immutable and
+// safe for concurrent use.
+type Script struct {
+	name     string
+	src      string
+	sha      string
+	readOnly bool
+}
+
+// New returns a Script for src. The name only labels it in errors and tests.
+func New(name, src string) *Script {
+	sum := sha1.Sum([]byte(src))
+	return &Script{name: name, src: src, sha: hex.EncodeToString(sum[:])}
+}
+
+// NewReadOnly returns a Script that is run with EVALSHA_RO and EVAL_RO, so
+// the server refuses it if it ever writes and lets it run on replicas.
+// The script must carry the no-writes flag (#!lua flags=no-writes).
+func NewReadOnly(name, src string) *Script {
+	s := New(name, src)
+	s.readOnly = true
+	return s
+}
+
+// Name returns the label given to New.
+func (s *Script) Name() string { return s.name }
+
+// Source returns the Lua source.
+func (s *Script) Source() string { return s.src }
+
+// SHA1 returns the hex digest the server knows the script by.
+func (s *Script) SHA1() string { return s.sha }
+
+// ReadOnly reports whether the script runs with the _RO commands.
+func (s *Script) ReadOnly() bool { return s.readOnly }
+
+// Run executes the script: EVALSHA first, and EVAL only if the server does not
+// have the script cached. Any other error is returned as it is; Run never
+// retries a script that may have run.
+func (s *Script) Run(ctx context.Context, c Client, keys []string, args ...any) *redis.Cmd {
+	var cmd *redis.Cmd
+	if s.readOnly {
+		cmd = c.EvalShaRO(ctx, s.sha, keys, args...)
+	} else {
+		cmd = c.EvalSha(ctx, s.sha, keys, args...)
+	}
+	if !isNoScript(cmd.Err()) {
+		return cmd
+	}
+	if s.readOnly {
+		return c.EvalRO(ctx, s.src, keys, args...)
+	}
+	return c.Eval(ctx, s.src, keys, args...)
+}
+
+// isNoScript reports whether err is the server's NOSCRIPT reply, the only
+// error after which running the full source is known to be safe: the script
+// did not run at all.
+func isNoScript(err error) bool {
+	return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT")
+}

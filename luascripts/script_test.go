@@ -1,0 +1,112 @@
+package luascripts_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/luascripts"
+)
+
+func TestMain(m *testing.M) { redistest.VerifyMain(m) }
+
+// Every kind of go-redis client fits the runner.
+var (
+	_ luascripts.Client = (*redis.Client)(nil)
+	_ luascripts.Client = (*redis.ClusterClient)(nil)
+	_ luascripts.Client = (*redis.Ring)(nil)
+	_ luascripts.Client = redis.UniversalClient(nil)
+)
+
+func TestRunFallsBackToEvalAfterScriptFlush(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	ctx := context.Background()
+	incr := luascripts.New("incr", "return redis.call('INCR', KEYS[1])")
+	key := s.Prefix() + "n"
+
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The server has never seen the script: EVALSHA answers NOSCRIPT.
+	if err := c.EvalSha(ctx, incr.SHA1(), []string{key}).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		t.Fatalf("EVALSHA of an unknown script: %v, want NOSCRIPT", err)
+	}
+	if n, err := incr.Run(ctx, c, []string{key}).Int(); err != nil || n != 1 {
+		t.Fatalf("first run: %d, %v", n, err)
+	}
+	// EVAL cached it: now EVALSHA alone works.
+	if n, err := c.EvalSha(ctx, incr.SHA1(), []string{key}).Int(); err != nil || n != 2 {
+		t.Fatalf("EVALSHA after the fallback: %d, %v", n, err)
+	}
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := incr.Run(ctx, c, []string{key}).Int(); err != nil || n != 3 {
+		t.Fatalf("run after SCRIPT FLUSH: %d, %v (the script must run exactly once)", n, err)
+	}
+}
+
+func TestScriptErrorIsReturnedNotRetried(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	ctx := context.Background()
+	key := s.Prefix() + "n"
+	bad := luascripts.New("bad", "redis.call('INCR', KEYS[1]); return redis.error_reply('BOOM')")
+	if err := bad.Run(ctx, c, []string{key}).Err(); err == nil || !strings.Contains(err.Error(), "BOOM") {
+		t.Fatalf("err = %v, want BOOM", err)
+	}
+	if n := c.Get(ctx, key).Val(); n != "1" {
+		t.Fatalf("a failing script ran %s times, want once", n)
+	}
+}
+
+func TestReadOnlyScriptCannotWrite(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	ctx := context.Background()
+	w := luascripts.NewReadOnly("w", "#!lua flags=no-writes\nreturn redis.call('SET', KEYS[1], 'x')")
+	if err := w.Run(ctx, c, []string{s.Prefix() + "k"}).Err(); err == nil {
+		t.Fatal("a read-only script wrote")
+	}
+}
+
+func TestEveryEmbeddedScriptCompiles(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	ctx := context.Background()
+	all := luascripts.All()
+	if len(all) == 0 {
+		t.Fatal("no embedded scripts")
+	}
+	for _, sc := range all {
+		sha, err := c.ScriptLoad(ctx, sc.Source()).Result()
+		if err != nil {
+			t.Errorf("%s: %v", sc.Name(), err)
+			continue
+		}
+		if sha != sc.SHA1() {
+			t.Errorf("%s: server digest %s, ours %s", sc.Name(), sha, sc.SHA1())
+		}
+		if strings.Contains(sc.Source(), "flags=no-writes") != sc.ReadOnly() {
+			t.Errorf("%s: no-writes flag and ReadOnly disagree", sc.Name())
+		}
+	}
+}
+
+func TestServerTimeIsTheServersClock(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	ms, err := luascripts.ServerTime.Run(context.Background(), c, nil).Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same machine: the two clocks agree to well within a second.
+	if d := time.Since(time.UnixMilli(ms)); d < -time.Second || d > time.Second {
+		t.Fatalf("server time is %v away from ours", d)
+	}
+}

@@ -1,0 +1,4 @@
+package luascripts
+
+// ServerTime returns the server's clock in milliseconds since the Unix epoch.
+var ServerTime = loadReadOnly("server_time.lua")
