@@ -40,7 +40,8 @@ type Server struct {
 	dir    string
 	args   []string
 
-	link *link // set on a replica: the relay to its primary
+	link    *link // set on a replica: the relay to its primary
+	ownsDir bool  // Launch made dir and Close removes it
 
 	mu   sync.Mutex
 	proc *Process
@@ -133,12 +134,50 @@ func startExternal(t testing.TB, addr, prefix string) *Server {
 
 func startProcess(t testing.TB, bin, prefix string, extra []string) *Server {
 	t.Helper()
-	dir := t.TempDir()
+	s, err := newProcessServer(bin, prefix, t.TempDir(), extra)
+	if err != nil {
+		t.Fatalf("redistest: could not start redis-server: %v", err)
+	}
+	t.Cleanup(s.shutdown)
+	return s
+}
+
+// Launch starts a redis-server on a free loopback port for a program that is
+// not a test: the demo, the experiments, the benchmarks. The caller must
+// Close it. The process dies with the caller in any case.
+func Launch(extra ...string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, errors.New(MissingRedis)
+	}
+	dir, err := os.MkdirTemp("", "redistest-")
+	if err != nil {
+		return nil, err
+	}
+	s, err := newProcessServer(bin, "", dir, extra)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	s.ownsDir = true
+	return s, nil
+}
+
+// Close stops a server started by Launch and removes its directory.
+func (s *Server) Close() error {
+	s.shutdown()
+	if s.ownsDir {
+		return os.RemoveAll(s.dir)
+	}
+	return nil
+}
+
+func newProcessServer(bin, prefix, dir string, extra []string) (*Server, error) {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port, err := FreePort()
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		s := &Server{kind: process, addr: "127.0.0.1:" + strconv.Itoa(port), prefix: prefix, port: port, dir: dir}
 		s.args = append([]string{
@@ -149,12 +188,10 @@ func startProcess(t testing.TB, bin, prefix string, extra []string) *Server {
 			"--daemonize", "no",
 		}, extra...)
 		if lastErr = s.launch(bin); lastErr == nil {
-			t.Cleanup(s.shutdown)
-			return s
+			return s, nil
 		}
 	}
-	t.Fatalf("redistest: could not start redis-server: %v", lastErr)
-	return nil
+	return nil, lastErr
 }
 
 // launch starts the process and waits until it answers PING.

@@ -199,3 +199,22 @@ func alive(pid int) bool {
 	out, _ := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
 	return len(out) > 0 && out[0] != 'Z'
 }
+
+func TestLaunchedServerIsGoneAfterClose(t *testing.T) {
+	s, err := redistest.Launch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := s.Pid(t)
+	c := redis.NewClient(s.Options())
+	defer c.Close()
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(pid) {
+		t.Fatalf("pid %d survived Close", pid)
+	}
+}
