@@ -1,11 +1,52 @@
 // Package fence makes Redis keys refuse writes from stale lock holders.
 //
-// Each write carries a fencing token and runs as one script that compares the
-// token with the highest one the resource has accepted, refuses it if lower,
-// and otherwise records it and writes.
+// A fencing token (package lock hands one out with every lease) protects
+// nothing until the resource compares it. Every write of a Store carries a
+// token and runs as one Lua script that compares the token with the highest
+// one accepted so far (the key's high-water mark), refuses the write if the
+// token is lower, and otherwise records the token and writes. Check and
+// write are one atomic step, so no write can slip in between. Equal tokens
+// are accepted: the current holder may write as often as it likes.
 //
-// What it does not guarantee: fencing orders writes; it does not detect
-// staleness. A stale holder that writes before the new holder has written
-// anything is accepted. And a token the resource does not check protects
-// nothing.
+//	store, _ := fence.New(client)
+//	err := store.Set(ctx, lease.Token, "account:42", "100")
+//	if errors.Is(err, fence.ErrStale) {
+//		// A newer holder has written: our lease is over. Stop.
+//	}
+//
+// A Fencer binds a token to a Store, so a holder passes one value to the
+// code that writes on its behalf. Set and HSet cover the common writes; Eval
+// runs any Lua write of the caller's under the same check.
+//
+// # High-water marks
+//
+// By default each key has its own mark. WithScope makes all keys of a Store
+// share one mark, named after the scope (typically the lock's name), so that
+// a newer holder's first write, to any of those keys, fences older holders
+// out of all of them. Keys of a scope carry the scope as their hash tag
+// (Store.Key builds them), and a key's own mark carries the key's tag, so
+// mark and data always live in one Redis Cluster slot. The marks have no TTL
+// and must not be evicted: run Redis with maxmemory-policy noeviction.
+// docs/decisions/0005-fence-high-water-scope.md records why.
+//
+// # What is guaranteed, and what is not
+//
+// Guaranteed: once a write with token t has been accepted, no write with a
+// token lower than t is accepted for the same mark, ever, as long as the
+// mark survives.
+//
+// Not guaranteed:
+//   - Fencing orders writes; it does not detect staleness. A stale holder
+//     that writes before the new holder has written anything is accepted,
+//     because the resource has not yet seen a higher token. Only from the
+//     new holder's first write on is the stale one refused.
+//   - Tokens are only as good as their counter. If the lock's counter is
+//     lost (evicted, flushed, a restart without persistence, a failover to
+//     a replica that missed it), tokens are issued again, and a genuinely
+//     stale holder whose token equals or exceeds the reissued ones is
+//     accepted. The same holds if a mark is lost.
+//   - Only writes made through a Store are checked. A plain SET from
+//     anywhere else overwrites fenced data without a word.
+//   - Tokens of different locks do not compare: fence each key (or scope)
+//     with the tokens of one lock name only.
 package fence

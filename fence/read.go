@@ -1,0 +1,70 @@
+package fence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/luascripts"
+)
+
+// Get returns the value of the string key, or ErrNotFound. It is a plain
+// read: it takes no token and is not ordered with respect to writes still in
+// flight.
+func (s *Store) Get(ctx context.Context, key string) (string, error) {
+	if err := s.checkRead(key); err != nil {
+		return "", err
+	}
+	v, err := luascripts.FenceGet.Run(ctx, s.client, []string{key}).Text()
+	return v, readErr("get", key, err)
+}
+
+// HGet returns field of the hash key, or ErrNotFound.
+func (s *Store) HGet(ctx context.Context, key, field string) (string, error) {
+	if err := s.checkRead(key); err != nil {
+		return "", err
+	}
+	v, err := luascripts.FenceHGet.Run(ctx, s.client, []string{key}, field).Text()
+	return v, readErr("hget", key, err)
+}
+
+// Highest returns the highest token accepted for writes to key (the key's
+// own mark, or the scope's), or 0 if no write has been accepted. key must be
+// one the Store may write.
+func (s *Store) Highest(ctx context.Context, key string) (int64, error) {
+	if s == nil || s.client == nil {
+		return 0, ErrNilClient
+	}
+	mark, err := s.markFor(key)
+	if err != nil {
+		return 0, err
+	}
+	n, err := luascripts.FenceHighest.Run(ctx, s.client, []string{mark}).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("fence: highest for %q: %w", key, err)
+	}
+	return n, nil
+}
+
+func (s *Store) checkRead(key string) error {
+	if s == nil || s.client == nil {
+		return ErrNilClient
+	}
+	if key == "" {
+		return fmt.Errorf("%w: empty key", ErrInvalidKey)
+	}
+	return nil
+}
+
+func readErr(op, key string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, redis.Nil):
+		return fmt.Errorf("%w: %q", ErrNotFound, key)
+	default:
+		return fmt.Errorf("fence: %s %q: %w", op, key, err)
+	}
+}

@@ -1,0 +1,138 @@
+package fence_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/internal/redistest"
+)
+
+// With a mark per key, a stale holder can still write every key the newer
+// holder has not written yet. A shared scope closes that: the newer
+// holder's first write, to any key, fences the stale one out of all.
+func TestPerKeyMarksLetStaleHolderWriteUntouchedKeysButScopeDoesNot(t *testing.T) {
+	s := redistest.Start(t, redistest.Own()) // scope marks live outside any test prefix
+	c := s.Client(t)
+	ctx := context.Background()
+
+	perKey, err := fence.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// New holder (token 2) writes the cursor; stale holder (1) then writes
+	// the state key, which the new holder has not touched.
+	if err := perKey.Set(ctx, 2, "{job}:cursor", "new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := perKey.Set(ctx, 1, "{job}:state", "stale"); err != nil {
+		t.Fatalf("per-key marks: %v; want the stale write accepted (each key only knows its own writes)", err)
+	}
+
+	scoped, err := fence.New(c, fence.WithScope("job2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scoped.Set(ctx, 2, scoped.Key("cursor"), "new"); err != nil {
+		t.Fatal(err)
+	}
+	wantStale(t, scoped.Set(ctx, 1, scoped.Key("state"), "stale"), 1, 2)
+	wantStale(t, scoped.HSet(ctx, 1, scoped.Key("h"), "f", "stale"), 1, 2)
+	if _, err := scoped.Get(ctx, scoped.Key("state")); !errors.Is(err, fence.ErrNotFound) {
+		t.Fatalf("the refused write landed: %v", err)
+	}
+	for _, k := range []string{"cursor", "state", "h"} {
+		if h := mustHighest(t, scoped, scoped.Key(k)); h != 2 {
+			t.Fatalf("highest for %s = %d, want the scope's 2", k, h)
+		}
+	}
+	if got, want := scoped.Key("cursor"), "{job2}:cursor"; got != want {
+		t.Fatalf("Key = %q, want %q", got, want)
+	}
+	// The scope's mark is one key, named after the scope.
+	if v, err := c.Get(ctx, "{job2}:fence:hw").Result(); err != nil || v != "2" {
+		t.Fatalf("scope mark = %q, %v", v, err)
+	}
+}
+
+// On Redis Cluster every script must touch one slot. A real cluster node
+// answers CROSSSLOT otherwise, so this runs each write on one.
+func TestFencedWritesRunOnRedisClusterWithMarkInTheDataSlot(t *testing.T) {
+	s := redistest.Start(t, redistest.Own(), redistest.Args("--cluster-enabled", "yes"))
+	ctx := context.Background()
+	admin := s.Client(t)
+	if err := admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := admin.ClusterInfo(ctx).Result()
+		if err == nil && strings.Contains(info, "cluster_state:ok") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster not ok: %s %v", info, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{s.Addr()}})
+	t.Cleanup(func() { _ = cc.Close() })
+
+	// The node refuses a script whose keys span slots: the check is real.
+	if err := cc.Eval(ctx, "return 1", []string{"{a}x", "{b}y"}).Err(); err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
+		t.Fatalf("cross-slot script: %v, want CROSSSLOT", err)
+	}
+
+	perKey, err := fence.New(cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scoped, err := fence.New(cc, fence.WithScope("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Untagged keys, tagged keys, a key with a lone '{': each one's mark
+	// hashes like the key, or the node would answer CROSSSLOT.
+	for _, k := range []string{"account:42", "{user:7}:profile", "a{b"} {
+		if err := perKey.Set(ctx, 2, k, "v2"); err != nil {
+			t.Fatalf("set %q on a cluster: %v", k, err)
+		}
+		wantStale(t, perKey.Set(ctx, 1, k, "v1"), 1, 2)
+		if _, err := perKey.Eval(ctx, 2, "redis.call('SET', KEYS[2], ARGV[2])", []string{k}, "v3"); err != nil {
+			t.Fatalf("eval %q on a cluster: %v", k, err)
+		}
+		if got := mustGet(t, perKey, k); got != "v3" {
+			t.Fatalf("%q = %q, want v3", k, got)
+		}
+		if h := mustHighest(t, perKey, k); h != 2 {
+			t.Fatalf("highest %q = %d", k, h)
+		}
+	}
+	if err := perKey.HSet(ctx, 1, "hash:9", "f", "v"); err != nil {
+		t.Fatalf("hset on a cluster: %v", err)
+	}
+	// A '}' with no tag: no mark can share the slot, refused up front.
+	if err := perKey.Set(ctx, 1, "x{}", "v"); !errors.Is(err, fence.ErrCrossSlot) {
+		t.Fatalf("x{}: %v, want ErrCrossSlot", err)
+	}
+
+	// A scope: several keys, one mark, one slot.
+	f := scoped.Fencer(5)
+	if err := f.Set(ctx, f.Key("cursor"), "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.HSet(ctx, f.Key("totals"), "eur", 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Eval(ctx, "redis.call('RPUSH', KEYS[2], ARGV[2]); redis.call('SET', KEYS[3], ARGV[2])",
+		[]string{f.Key("log"), f.Key("last")}, "e1"); err != nil {
+		t.Fatalf("multi-key eval in a scope on a cluster: %v", err)
+	}
+	_, err = scoped.Eval(ctx, 4, "redis.call('SET', KEYS[2], 'stale')", []string{scoped.Key("last")})
+	wantStale(t, err, 4, 5)
+}

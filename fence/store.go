@@ -1,0 +1,87 @@
+package fence
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/redis-primitives/go/luascripts"
+)
+
+// Store writes to Redis keys under a fence: each write carries a token and
+// is refused if the token is lower than the highest one accepted for the
+// key's high-water mark. It is safe for concurrent use; make one per client
+// and scope and share it.
+//
+// By default every key has a mark of its own. A Store made WithScope keeps
+// one mark for all the keys of a scope, so a holder that wrote any of them
+// fences older holders out of all of them (see WithScope).
+//
+// Every writer of a key must use the same scope and tokens from the same
+// counter (one lock name): marks of different scopes, or tokens of
+// different locks, do not compare.
+type Store struct {
+	client luascripts.Client
+	scope  string
+}
+
+// Option changes a Store's defaults. New validates each one.
+type Option func(*Store) error
+
+// WithScope makes one high-water mark, "{name}:fence:hw", guard every key
+// of the Store, instead of one mark per key. Use it when one lock protects
+// several keys: once the newer holder has written any of them, an older
+// holder is refused on all of them, including keys the newer holder has not
+// written yet. With a mark per key, that older holder could still write the
+// keys the newer one has not touched.
+//
+// Every key written must carry the hash tag {name}, so it lives in the
+// mark's Cluster slot; Store.Key builds such keys, and a write to a key
+// without the tag fails with ErrCrossSlot. A natural name is the lock's
+// name. It must be non-empty and contain no '{' or '}'.
+func WithScope(name string) Option {
+	return func(s *Store) error {
+		if name == "" || strings.ContainsAny(name, "{}") {
+			return fmt.Errorf("%w: scope %q must be non-empty and contain no braces", ErrInvalidOption, name)
+		}
+		s.scope = name
+		return nil
+	}
+}
+
+// New returns a Store that writes through client. It makes no round trip.
+// It fails with ErrNilClient for a nil client and ErrInvalidOption for a
+// bad option.
+func New(client luascripts.Client, opts ...Option) (*Store, error) {
+	if isNil(client) {
+		return nil, ErrNilClient
+	}
+	s := &Store{client: client}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: nil option", ErrInvalidOption)
+		}
+		if err := opt(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Scope returns the name given to WithScope, or "" for a mark per key.
+func (s *Store) Scope() string {
+	if s == nil {
+		return ""
+	}
+	return s.scope
+}
+
+// isNil catches a typed nil pointer in the interface too, which would
+// otherwise panic on the first call.
+func isNil(c luascripts.Client) bool {
+	if c == nil {
+		return true
+	}
+	v := reflect.ValueOf(c)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
