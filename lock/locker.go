@@ -173,12 +173,8 @@ func (l *Locker) Extend(ctx context.Context, lease *Lease, ttl time.Duration) er
 		return err
 	}
 	sent := time.Now()
-	n, err := luascripts.LockExtend.Run(ctx, l.client, []string{lease.key}, lease.id, ttl.Milliseconds()).Int()
-	if err != nil {
-		return wrap(ctx, "extend", lease.Name, err)
-	}
-	if n != 1 {
-		return fmt.Errorf("%w: %q (token %d)", ErrNotHeld, lease.Name, lease.Token)
+	if err := l.extend(ctx, lease, ttl); err != nil {
+		return err
 	}
 	lease.RequestedAt, lease.TTL = sent, ttl
 	return nil

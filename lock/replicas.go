@@ -34,10 +34,8 @@ func (l *Locker) acquireReplicated(ctx context.Context, lease *Lease) (*Lease, e
 		return lease, nil
 	}
 	// Fail closed: give the lock back rather than hold one a failover may
-	// forget. Release even if ctx has ended, bounded by the lease itself.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lease.TTL)
-	defer cancel()
-	_, rerr := l.Release(rctx, lease)
+	// forget.
+	_, rerr := l.release(ctx, lease)
 	err = fmt.Errorf("%w: %q: %d of %d replicas within %v", ErrNotReplicated, lease.Name, acked, l.cfg.replicas, l.cfg.replicaTimeout)
 	if rerr != nil {
 		err = fmt.Errorf("%w; releasing it: %w", err, rerr)

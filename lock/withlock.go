@@ -1,0 +1,68 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// WithLock acquires name for ttl, runs fn while renewing the lease every
+// ttl times the renew fraction (see WithRenewFraction), and releases it with
+// compare-and-delete when fn returns, even if ctx has ended by then.
+//
+// fn receives the lease, whose Token must travel with every write fn makes,
+// and a context that is cancelled the moment the lease can no longer be
+// proven: context.Cause then matches ErrLeaseLost. fn must stop when it is;
+// nothing can stop it otherwise, which is why the token matters.
+//
+// WithLock returns ErrHeld (a *HeldError) without running fn when the name
+// is taken, and an error matching ErrLeaseLost, joined with fn's error,
+// when the lease was lost while fn ran or was found gone at release.
+// Otherwise it returns fn's error, or the release's.
+func (l *Locker) WithLock(ctx context.Context, name string, ttl time.Duration, fn func(ctx context.Context, lease *Lease) error) error {
+	if fn == nil {
+		return invalid("nil fn")
+	}
+	if err := checkName(name); err != nil {
+		return err
+	}
+	ttl, err := checkTTL(ttl)
+	if err != nil {
+		return err
+	}
+	interval := time.Duration(float64(ttl) * l.cfg.renew)
+	if err := checkInterval(ttl, interval, l.cfg.marginFor(ttl)); err != nil {
+		return err
+	}
+	lease, err := l.Acquire(ctx, name, ttl)
+	if err != nil {
+		return err
+	}
+	k, err := l.Keep(ctx, lease, interval)
+	if err != nil { // unreachable after the checks above; release anyway
+		_, _ = l.release(ctx, lease)
+		return err
+	}
+	fnErr := fn(k.Context(), lease)
+	lost := k.Stop()
+
+	released, err := l.release(ctx, lease)
+	switch {
+	case lost != nil:
+		return errors.Join(fnErr, lost)
+	case err != nil:
+		return errors.Join(fnErr, err)
+	case !released:
+		return errors.Join(fnErr, fmt.Errorf("%w: %q (token %d) was gone at release", ErrLeaseLost, name, lease.Token))
+	}
+	return fnErr
+}
+
+// release releases even when ctx has ended, waiting at most one TTL: past
+// that the lock has expired on its own.
+func (l *Locker) release(ctx context.Context, lease *Lease) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lease.TTL)
+	defer cancel()
+	return l.Release(ctx, lease)
+}

@@ -1,0 +1,181 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/lock"
+)
+
+func TestWithLockRunsFnUnderTheLockAndReleasesIt(t *testing.T) {
+	s := redistest.Start(t)
+	l, other := newLocker(t, s), newLocker(t, s)
+	ctx := context.Background()
+	ran := false
+	err := l.WithLock(ctx, "job", time.Second, func(ctx context.Context, lease *lock.Lease) error {
+		ran = true
+		h, err := other.Holder(ctx, "job")
+		if err != nil || !h.Held || h.Token != lease.Token {
+			t.Errorf("inside fn: holder %+v, %v; want token %d", h, err, lease.Token)
+		}
+		return nil
+	})
+	if err != nil || !ran {
+		t.Fatalf("WithLock: %v, ran %v", err, ran)
+	}
+	if h, err := other.Holder(ctx, "job"); err != nil || h.Held {
+		t.Fatalf("after WithLock: holder %+v, %v; want released", h, err)
+	}
+	// fn's error comes back as it is, and the lock is released all the same.
+	boom := errors.New("boom")
+	if err := l.WithLock(ctx, "job", time.Second, func(context.Context, *lock.Lease) error { return boom }); !errors.Is(err, boom) || errors.Is(err, lock.ErrLeaseLost) {
+		t.Fatalf("WithLock with a failing fn: %v", err)
+	}
+	if h, _ := other.Holder(ctx, "job"); h.Held {
+		t.Fatal("a failing fn left the lock held")
+	}
+}
+
+func TestWithLockDoesNotRunFnWhenHeld(t *testing.T) {
+	s := redistest.Start(t)
+	l, other := newLocker(t, s), newLocker(t, s)
+	mustAcquire(t, other, "job", 10*time.Second)
+	err := l.WithLock(context.Background(), "job", time.Second, func(context.Context, *lock.Lease) error {
+		t.Error("fn ran while the lock was held by another")
+		return nil
+	})
+	if !errors.Is(err, lock.ErrHeld) {
+		t.Fatalf("WithLock on a held name: %v, want ErrHeld", err)
+	}
+}
+
+func TestWithLockKeepsA200msLeaseAliveThrough1sOfWork(t *testing.T) {
+	s := redistest.Start(t)
+	l, other := newLocker(t, s), newLocker(t, s)
+	const ttl = 200 * time.Millisecond
+	checks := 0
+	err := l.WithLock(context.Background(), "job", ttl, func(ctx context.Context, lease *lock.Lease) error {
+		for start := time.Now(); time.Since(start) < time.Second; checks++ {
+			time.Sleep(ttl / 4) // the work
+			if ctx.Err() != nil {
+				t.Fatalf("fn's context ended after %v: %v", time.Since(start), context.Cause(ctx))
+			}
+			_, err := other.Acquire(context.Background(), "job", ttl)
+			var held *lock.HeldError
+			if !errors.As(err, &held) || held.Token != lease.Token {
+				t.Fatalf("after %v of work another acquire got %v; want held by token %d", time.Since(start), err, lease.Token)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("WithLock: %v", err)
+	}
+	t.Logf("lease of %v held through 1s of work, %d checks by another worker", ttl, checks)
+}
+
+func TestWithLockCancelsFnWithinOneRenewIntervalWhenTheLockIsDeletedUnderIt(t *testing.T) {
+	s := redistest.Start(t)
+	const ttl = 300 * time.Millisecond
+	interval := ttl / 3 // the default renew fraction
+	l := newLocker(t, s)
+	raw := s.Client(t)
+	var took time.Duration
+	err := l.WithLock(context.Background(), "job", ttl, func(ctx context.Context, lease *lock.Lease) error {
+		if err := raw.Del(ctx, lockKey(s, "job")).Err(); err != nil {
+			t.Fatal(err)
+		}
+		deleted := time.Now()
+		select {
+		case <-ctx.Done():
+			took = time.Since(deleted)
+		case <-time.After(10 * ttl):
+			t.Fatal("fn's context was never cancelled after the lock was deleted")
+		}
+		cause := context.Cause(ctx)
+		if !errors.Is(cause, lock.ErrLeaseLost) || !errors.Is(cause, lock.ErrNotHeld) {
+			t.Errorf("cause %v, want ErrLeaseLost and ErrNotHeld", cause)
+		}
+		return nil
+	})
+	t.Logf("lock deleted: fn's context cancelled %v later (renew interval %v)", took, interval)
+	if !errors.Is(err, lock.ErrLeaseLost) {
+		t.Fatalf("WithLock: %v, want ErrLeaseLost", err)
+	}
+	if took > interval+100*time.Millisecond {
+		t.Fatalf("cancelled %v after the deletion, want within one renew interval (%v) plus slack", took, interval)
+	}
+}
+
+func TestWithLockCancelsFnBeforeTheLeaseEndsWhenRedisIsFrozen(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	const ttl = 300 * time.Millisecond
+	interval := ttl / 3
+	margin := ttl/100 + 2*time.Millisecond // the default
+	l := newLocker(t, s)
+	var took time.Duration
+	err := l.WithLock(context.Background(), "job", ttl, func(ctx context.Context, lease *lock.Lease) error {
+		s.Freeze(t)
+		defer s.Thaw(t)
+		frozen := time.Now()
+		select {
+		case <-ctx.Done():
+			took = time.Since(frozen)
+		case <-time.After(10 * ttl):
+			t.Fatal("fn's context was never cancelled while Redis was frozen")
+		}
+		if cause := context.Cause(ctx); !errors.Is(cause, lock.ErrLeaseLost) || !errors.Is(cause, lock.ErrDeadline) {
+			t.Errorf("cause %v, want ErrLeaseLost and ErrDeadline", cause)
+		}
+		return nil
+	})
+	t.Logf("Redis frozen: fn's context cancelled %v later (ttl %v, renew every %v, margin %v)", took, ttl, interval, margin)
+	if !errors.Is(err, lock.ErrLeaseLost) || !errors.Is(err, lock.ErrDeadline) {
+		t.Fatalf("WithLock: %v, want ErrLeaseLost (deadline)", err)
+	}
+	// The last renewal that succeeded was sent at most one interval (plus its
+	// round trip) before the freeze: the deadline falls in this range.
+	if low, high := ttl-margin-interval-50*time.Millisecond, ttl-margin+50*time.Millisecond; took < low || took > high {
+		t.Fatalf("cancelled %v after the freeze, want between %v and %v", took, low, high)
+	}
+}
+
+// The stale worker ignores its context and runs on after its lease could not
+// be renewed and has expired; meanwhile the next worker takes the lock. The
+// stale worker's release at the end must not delete the next worker's lock.
+func TestWithLockOverrunningBodyDoesNotDeleteTheNextHoldersLock(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	const ttl = 200 * time.Millisecond
+	stale, next, third := newLocker(t, s), newLocker(t, s), newLocker(t, s)
+	var nextLease *lock.Lease
+	err := stale.WithLock(context.Background(), "job", ttl, func(ctx context.Context, lease *lock.Lease) error {
+		s.Freeze(t) // no renewal gets through
+		frozen := time.Now()
+		<-ctx.Done()
+		// Stay frozen until the lease has expired by the server's clock too.
+		time.Sleep(ttl + 50*time.Millisecond - time.Since(frozen))
+		s.Thaw(t)
+		waitFor(t, 2*time.Second, "the next worker acquires", func() bool {
+			var err error
+			nextLease, err = next.Acquire(context.Background(), "job", 10*time.Second)
+			return err == nil
+		})
+		if nextLease.Token <= lease.Token {
+			t.Errorf("next token %d not above the stale %d", nextLease.Token, lease.Token)
+		}
+		return nil // overran: the work went on regardless
+	})
+	if !errors.Is(err, lock.ErrLeaseLost) {
+		t.Fatalf("stale WithLock: %v, want ErrLeaseLost", err)
+	}
+	h, err := third.Holder(context.Background(), "job")
+	if err != nil || !h.Held || h.Token != nextLease.Token {
+		t.Fatalf("holder after the stale worker's release: %+v, %v; want the next worker's token %d", h, err, nextLease.Token)
+	}
+	if _, err := third.Acquire(context.Background(), "job", ttl); !errors.Is(err, lock.ErrHeld) {
+		t.Fatalf("a third worker: %v, want ErrHeld", err)
+	}
+}
