@@ -1,3 +1,10 @@
 module github.com/redis-primitives/go/ratelimit
 
 go 1.26.0
+
+require (
+	github.com/redis-primitives/go/internal/redistest v0.1.0
+	github.com/redis-primitives/go/luascripts v0.1.0
+	github.com/redis/go-redis/v9 v9.23.0
+	go.uber.org/goleak v1.3.0
+)

@@ -1,0 +1,21 @@
+package ratelimit
+
+import "errors"
+
+// Errors returned for bad input. They are returned before any round trip,
+// wrapped with the detail of what was wrong; match them with errors.Is.
+var (
+	// ErrInvalidLimit: a limit of zero or less, a window shorter than one
+	// millisecond, a burst of zero or less, the zero Limit, an empty
+	// Policy, or a Policy that holds the same limit twice.
+	ErrInvalidLimit = errors.New("ratelimit: invalid limit")
+	// ErrInvalidN: n is zero or less, or more than a limit could ever admit
+	// at once (its capacity), so waiting would never help.
+	ErrInvalidN = errors.New("ratelimit: invalid n")
+	// ErrInvalidKey: the key is empty or contains '{' or '}', which would
+	// change the key's Redis Cluster hash tag.
+	ErrInvalidKey = errors.New("ratelimit: invalid key")
+	// ErrInvalidOption: New was given a nil client or a prefix with '{' or
+	// '}'.
+	ErrInvalidOption = errors.New("ratelimit: invalid option")
+)

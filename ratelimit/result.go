@@ -1,0 +1,38 @@
+package ratelimit
+
+import "time"
+
+// Result is one decision.
+type Result struct {
+	// Allowed reports whether the request was admitted (for Peek: would be).
+	Allowed bool
+	// Limit is the limit that bound the decision: when rejected, the one
+	// that must be waited for longest; when allowed, the one with the
+	// fewest requests remaining.
+	Limit Limit
+	// Granted is how many requests were consumed: n for AllowN, 1 to n for
+	// Take, 0 when rejected and always 0 for Peek.
+	Granted int
+	// Remaining is how many more requests Limit would admit right now.
+	Remaining int
+	// RetryAfter is zero when allowed; otherwise how long until the same
+	// request would be admitted if nothing else arrives. It is rounded up
+	// to the millisecond, never down: a client that waits exactly this long
+	// is admitted.
+	RetryAfter time.Duration
+	// ResetAfter is how long until Limit is back to its full allowance if
+	// nothing else arrives, rounded up to the millisecond.
+	ResetAfter time.Duration
+	// Each holds the state of every limit of the rule, in order (one entry
+	// for a single Limit). Their Each is nil.
+	Each []Result
+}
+
+// ceilMillis turns microseconds into a Duration rounded up to the
+// millisecond, so a wait is never reported shorter than it is.
+func ceilMillis(us int64) time.Duration {
+	if us <= 0 {
+		return 0
+	}
+	return time.Duration((us+999)/1000) * time.Millisecond
+}

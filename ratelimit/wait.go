@@ -1,0 +1,31 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Wait blocks until one request on key is admitted by r and consumed, or
+// ctx ends. It sleeps for the RetryAfter the server reports, then asks
+// again (another caller may have taken the slot meanwhile). If the reported
+// wait would pass ctx's deadline it returns at once with an error that
+// matches context.DeadlineExceeded, without sleeping in vain.
+func (l *Limiter) Wait(ctx context.Context, key string, r Rule) (Result, error) {
+	for {
+		res, err := l.Allow(ctx, key, r)
+		if err != nil || res.Allowed {
+			return res, err
+		}
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < res.RetryAfter {
+			return res, fmt.Errorf("ratelimit: wait on %q: retry after %v passes the deadline: %w", key, res.RetryAfter, context.DeadlineExceeded)
+		}
+		t := time.NewTimer(res.RetryAfter)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return res, fmt.Errorf("ratelimit: wait on %q: %w", key, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
