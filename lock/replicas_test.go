@@ -1,0 +1,95 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/lock"
+)
+
+// fastSync makes the primary start a replica's full sync at once instead of
+// after the default 5s wait for more replicas.
+var fastSync = redistest.Args("--repl-diskless-sync-delay", "0")
+
+func TestReplicaWaitSucceedsWithAReplicaAttached(t *testing.T) {
+	s := redistest.Start(t, redistest.Own(), fastSync)
+	r := s.StartReplica(t)
+	l := newLocker(t, s, lock.WithReplicas(1, time.Second, true))
+
+	lease, err := l.Acquire(context.Background(), "job", 10*time.Second)
+	if err != nil {
+		t.Fatalf("acquire with a healthy replica: %v", err)
+	}
+	if lease.Replicas < 1 {
+		t.Fatalf("lease.Replicas = %d, want ≥ 1", lease.Replicas)
+	}
+	// WAIT returned, so the replica has the lock and the counter already.
+	rc := r.Client(t)
+	if tok, err := rc.HGet(context.Background(), lockKey(s, "job"), "token").Int64(); err != nil || tok != lease.Token {
+		t.Fatalf("replica's lock token %d, %v; want %d", tok, err, lease.Token)
+	}
+	if n, err := rc.Get(context.Background(), counterKey(s, "job")).Int64(); err != nil || n != lease.Token {
+		t.Fatalf("replica's counter %d, %v; want %d", n, err, lease.Token)
+	}
+	// A refusal is still a refusal.
+	if _, err := l.Acquire(context.Background(), "job", time.Second); !errors.Is(err, lock.ErrHeld) {
+		t.Fatalf("second acquire: %v, want ErrHeld", err)
+	}
+}
+
+func TestReplicaWaitFailsClosedWhenTheReplicaIsFrozen(t *testing.T) {
+	s := redistest.Start(t, redistest.Own(), fastSync)
+	r := s.StartReplica(t)
+	const timeout = 200 * time.Millisecond
+	closed := newLocker(t, s, lock.WithReplicas(1, timeout, true))
+	open := newLocker(t, s, lock.WithReplicas(1, timeout, false))
+	ctx := context.Background()
+
+	r.Freeze(t)
+	defer r.Thaw(t)
+	start := time.Now()
+	_, err := closed.Acquire(ctx, "job", 10*time.Second)
+	took := time.Since(start)
+	t.Logf("frozen replica: fail-closed acquire returned after %v: %v", took, err)
+	if !errors.Is(err, lock.ErrNotReplicated) {
+		t.Fatalf("acquire with the replica frozen: %v, want ErrNotReplicated", err)
+	}
+	if took < timeout {
+		t.Fatalf("gave up after %v, before the %v WAIT timeout", took, timeout)
+	}
+	// Failing closed released the lock it could not make durable.
+	if h, err := closed.Holder(ctx, "job"); err != nil || h.Held {
+		t.Fatalf("holder after failing closed: %+v, %v; want released", h, err)
+	}
+
+	// Configured to proceed instead, Acquire returns the lease and says how
+	// many replicas acknowledged: none.
+	lease, err := open.Acquire(ctx, "job", 10*time.Second)
+	if err != nil {
+		t.Fatalf("fail-open acquire: %v", err)
+	}
+	if lease.Replicas != 0 {
+		t.Fatalf("lease.Replicas = %d with the replica frozen, want 0", lease.Replicas)
+	}
+	if h, err := open.Holder(ctx, "job"); err != nil || !h.Held || h.Token != lease.Token {
+		t.Fatalf("holder: %+v, %v", h, err)
+	}
+}
+
+// After SCRIPT FLUSH the pipelined EVALSHA answers NOSCRIPT: the acquire and
+// its WAIT must be sent again with the script's source.
+func TestReplicaWaitAcquireFallsBackToEvalAfterScriptFlush(t *testing.T) {
+	s := redistest.Start(t, redistest.Own(), fastSync)
+	s.StartReplica(t)
+	l := newLocker(t, s, lock.WithReplicas(1, time.Second, true))
+	if err := s.Client(t).ScriptFlush(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	lease, err := l.Acquire(context.Background(), "job", time.Second)
+	if err != nil || lease.Token != 1 || lease.Replicas < 1 {
+		t.Fatalf("acquire after SCRIPT FLUSH: %+v, %v; want token 1, acknowledged", lease, err)
+	}
+}

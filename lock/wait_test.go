@@ -1,0 +1,197 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/lock"
+)
+
+// subscribers returns how many connections subscribe to name's release
+// channel (layout documented on Locker).
+func subscribers(t testing.TB, c *redis.Client, s *redistest.Server, name string) int64 {
+	t.Helper()
+	m, err := c.PubSubNumSub(context.Background(), lockKey(s, name)+":released").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m[lockKey(s, name)+":released"]
+}
+
+var evalshaCalls = regexp.MustCompile(`cmdstat_evalsha:calls=(\d+)`)
+
+// scriptCalls returns how many EVALSHA the server has run: each Acquire is one.
+func scriptCalls(t testing.TB, c *redis.Client) int {
+	t.Helper()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := evalshaCalls.FindStringSubmatch(info)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func TestAcquireWaitWakesWithinMillisecondsOfARelease(t *testing.T) {
+	s := redistest.Start(t, redistest.Own()) // commandstats must count only this test
+	raw := s.Client(t)
+	holder := newLocker(t, s)
+	// A fallback this slow cannot be what wakes the waiter: only the release
+	// notification can, and the holder's 30s lease is nowhere near expiry.
+	waiter := newLocker(t, s, lock.WithWaitBackoff(10*time.Second, 10*time.Second))
+
+	const rounds = 20
+	var latencies []time.Duration
+	for round := range rounds {
+		lease := mustAcquire(t, holder, "job", 30*time.Second)
+		before := scriptCalls(t, raw)
+		var (
+			got  *lock.Lease
+			err  error
+			woke time.Time
+			wg   sync.WaitGroup
+		)
+		wg.Go(func() {
+			got, err = waiter.AcquireWait(context.Background(), "job", 10*time.Second)
+			woke = time.Now()
+		})
+		// The waiter is asleep once it has subscribed and made its attempt
+		// after the subscription's confirmation: two acquires in all.
+		waitFor(t, 5*time.Second, "the waiter subscribed and was refused twice", func() bool {
+			return subscribers(t, raw, s, "job") == 1 && scriptCalls(t, raw) >= before+2
+		})
+		sent := time.Now()
+		if ok, rerr := holder.Release(context.Background(), lease); rerr != nil || !ok {
+			t.Fatalf("release: %v, %v", ok, rerr)
+		}
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("round %d: AcquireWait: %v", round, err)
+		}
+		if got.Token != lease.Token+1 {
+			t.Fatalf("round %d: waiter got token %d, want %d", round, got.Token, lease.Token+1)
+		}
+		latencies = append(latencies, woke.Sub(sent))
+		if ok, rerr := waiter.Release(context.Background(), got); rerr != nil || !ok {
+			t.Fatalf("release: %v, %v", ok, rerr)
+		}
+		waitFor(t, 2*time.Second, "the waiter's subscription ended", func() bool {
+			return subscribers(t, raw, s, "job") == 0
+		})
+	}
+	slices.Sort(latencies)
+	median, worst := latencies[rounds/2], latencies[rounds-1]
+	t.Logf("wake-up after release (release sent -> waiter holds the lock), %d rounds: min %v, median %v, max %v",
+		rounds, latencies[0], median, worst)
+	// Loopback, two busy cores, -race: a few milliseconds is the honest
+	// expectation; the fallback would take 5-10s.
+	if median > 20*time.Millisecond || worst > 250*time.Millisecond {
+		t.Fatalf("wake-up median %v, max %v: want a few milliseconds", median, worst)
+	}
+}
+
+func TestAcquireWaitAcquiresWhenACrashedHoldersLeaseExpires(t *testing.T) {
+	s := redistest.Start(t)
+	holder := newLocker(t, s)
+	waiter := newLocker(t, s, lock.WithWaitBackoff(10*time.Second, 10*time.Second))
+	const ttl = 300 * time.Millisecond
+	crashed := mustAcquire(t, holder, "job", ttl) // never released
+	got, err := waiter.AcquireWait(context.Background(), "job", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := time.Since(crashed.RequestedAt) - ttl
+	t.Logf("crashed holder: waiter acquired %v after the lease's expiry (ttl %v, fallback 10s)", late, ttl)
+	if got.Token != crashed.Token+1 {
+		t.Fatalf("token %d, want %d", got.Token, crashed.Token+1)
+	}
+	// The server counts the TTL from when it received the acquire, after
+	// RequestedAt: acquiring earlier than this would be a bug.
+	if late < 0 || late > 100*time.Millisecond {
+		t.Fatalf("acquired %v after expiry, want within a few milliseconds of it", late)
+	}
+}
+
+func TestAcquireWaitEndsWithItsContextAndLeavesNoSubscription(t *testing.T) {
+	s := redistest.Start(t)
+	raw := s.Client(t)
+	holder, waiter := newLocker(t, s), newLocker(t, s)
+	mustAcquire(t, holder, "job", 30*time.Second)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := waiter.AcquireWait(ctx, "job", time.Second)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("AcquireWait past its ctx: %v, want context.DeadlineExceeded", err)
+	}
+	if took := time.Since(start); took > 200*time.Millisecond+100*time.Millisecond {
+		t.Fatalf("returned %v after a 200ms ctx", took)
+	}
+	waitFor(t, 2*time.Second, "subscription gone", func() bool { return subscribers(t, raw, s, "job") == 0 })
+
+	// A cancelled (not timed-out) context too.
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := waiter.AcquireWait(ctx, "job", time.Second); !errors.Is(err, context.Canceled) {
+		t.Fatalf("AcquireWait cancelled: %v, want context.Canceled", err)
+	}
+}
+
+// Waiters queue up behind one holder: each release hands the lock to exactly
+// one of them, and tokens keep increasing.
+func TestAcquireWaitHandsTheLockToOneWaiterAtATime(t *testing.T) {
+	s := redistest.Start(t)
+	const waiters = 8
+	var (
+		mu      sync.Mutex
+		holding int
+		tokens  []int64
+		wg      sync.WaitGroup
+	)
+	for range waiters {
+		l := newLocker(t, s)
+		wg.Go(func() {
+			lease, err := l.AcquireWait(context.Background(), "job", 5*time.Second)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			holding++
+			if holding != 1 {
+				t.Errorf("%d holders at once", holding)
+			}
+			tokens = append(tokens, lease.Token)
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond) // the work
+			mu.Lock()
+			holding--
+			mu.Unlock()
+			if ok, err := l.Release(context.Background(), lease); err != nil || !ok {
+				t.Errorf("release: %v, %v", ok, err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(tokens) != waiters {
+		t.Fatalf("%d of %d waiters acquired", len(tokens), waiters)
+	}
+	for i := 1; i < len(tokens); i++ {
+		if tokens[i] <= tokens[i-1] {
+			t.Fatalf("tokens %v not strictly increasing", tokens)
+		}
+	}
+}
