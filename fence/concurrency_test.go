@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -47,15 +48,18 @@ func race(t *testing.T, write func(ctx context.Context, token int64, value strin
 		out outcome
 		wg  sync.WaitGroup
 	)
+	var done atomic.Int64        // writes finished, by all writers
 	start := make(chan struct{}) // all writers start together
 	for w := range writers {
 		wg.Go(func() {
 			<-start
 			for i := range writesPerWriter {
-				// Random, in overlapping windows that drift upward, so
-				// that many writes are accepted and many refused.
-				token := int64(i)*50 + rand.Int64N(200) + 1
+				// Random, in overlapping windows that drift upward with the
+				// race's progress (not one writer's), so that many writes are
+				// accepted and many refused whatever the schedule.
+				token := done.Load()/writers*100 + rand.Int64N(150) + 1
 				err := write(ctx, token, fmt.Sprintf("%d/w%d/%d", token, w, i))
+				done.Add(1)
 				mu.Lock()
 				out.maxTried = max(out.maxTried, token)
 				var se *fence.StaleError

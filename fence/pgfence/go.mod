@@ -1,3 +1,8 @@
 module github.com/redis-primitives/go/fence/pgfence
 
 go 1.26.0
+
+require (
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/redis-primitives/go/internal/redistest v0.1.0
+)

@@ -1,0 +1,105 @@
+package pgfence
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// DB is what this package needs of a connection. *pgxpool.Pool, *pgx.Conn
+// and pgx.Tx satisfy it, so the row operations run on their own or inside
+// the caller's transaction.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Store knows the names of the two tables this package uses (see DDL) and
+// runs the fenced statements against them. It holds no connection: each
+// call takes the DB to run on. It is immutable and safe for concurrent use.
+type Store struct {
+	rows, marks string // quoted, possibly schema-qualified
+}
+
+// Option changes a Store's table names. New validates each one.
+type Option func(*Store) error
+
+// WithRowsTable names the table of fenced rows (default "pgfence_rows").
+// Give the name, or the schema and the name; each part is quoted, so it is
+// used exactly as given (case included) and cannot inject SQL.
+func WithRowsTable(parts ...string) Option {
+	return func(s *Store) (err error) {
+		s.rows, err = quote(parts)
+		return err
+	}
+}
+
+// WithMarksTable names the table of high-water marks used by Guard
+// (default "pgfence_marks"), as WithRowsTable.
+func WithMarksTable(parts ...string) Option {
+	return func(s *Store) (err error) {
+		s.marks, err = quote(parts)
+		return err
+	}
+}
+
+// New returns a Store for the default table names or those set by options.
+// It makes no round trip; create the tables with CreateTables or put DDL in
+// your migrations.
+func New(opts ...Option) (*Store, error) {
+	s := &Store{rows: pgx.Identifier{DefaultRowsTable}.Sanitize(), marks: pgx.Identifier{DefaultMarksTable}.Sanitize()}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: nil option", ErrInvalidOption)
+		}
+		if err := opt(s); err != nil {
+			return nil, err
+		}
+	}
+	if s.rows == s.marks {
+		return nil, fmt.Errorf("%w: rows and marks need two tables, both are %s", ErrInvalidOption, s.rows)
+	}
+	return s, nil
+}
+
+// quote validates a table name of one or two parts and quotes it.
+func quote(parts []string) (string, error) {
+	if len(parts) < 1 || len(parts) > 2 {
+		return "", fmt.Errorf("%w: table name %q: want [schema,] name", ErrInvalidOption, parts)
+	}
+	for _, p := range parts {
+		// PostgreSQL silently truncates identifiers past 63 bytes, which
+		// would make two long names collide.
+		if p == "" || len(p) > 63 || strings.ContainsRune(p, 0) {
+			return "", fmt.Errorf("%w: table name part %q: want 1 to 63 bytes, no NUL", ErrInvalidOption, p)
+		}
+	}
+	return pgx.Identifier(parts).Sanitize(), nil
+}
+
+// isNil catches a typed nil pointer in the interface too (a nil *pgx.Conn
+// or *pgxpool.Pool), which would otherwise panic on the first call.
+func isNil(db any) bool {
+	if db == nil {
+		return true
+	}
+	v := reflect.ValueOf(db)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+func check(db any, id string, token int64) error {
+	if isNil(db) {
+		return ErrNilDB
+	}
+	if id == "" {
+		return fmt.Errorf("%w: empty id", ErrInvalidID)
+	}
+	if token < 1 {
+		return fmt.Errorf("%w: %d (want ≥ 1)", ErrInvalidToken, token)
+	}
+	return nil
+}
