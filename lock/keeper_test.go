@@ -1,0 +1,90 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/lock"
+)
+
+func TestKeeperRidesOutAnOutageShorterThanTheDeadline(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	// A short read timeout turns the outage into errors the Keeper must
+	// retry through, rather than one renewal that blocks across it.
+	l := newLockerOn(t, s, client(t, s, func(o *redis.Options) { o.ReadTimeout = 50 * time.Millisecond }))
+	other := newLocker(t, s)
+	const ttl = 600 * time.Millisecond
+	lease := mustAcquire(t, l, "job", ttl)
+	k, err := l.Keep(context.Background(), lease, ttl/6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+
+	time.Sleep(ttl / 4) // a renewal or two
+	s.Freeze(t)
+	time.Sleep(ttl / 3) // the outage: renewals block or fail
+	s.Thaw(t)
+	// Well past the lease's original expiry, the lease must still be ours.
+	time.Sleep(ttl)
+	if err := k.Context().Err(); err != nil {
+		t.Fatalf("keeper gave up on a %v outage with a %v lease: %v", ttl/3, ttl, context.Cause(k.Context()))
+	}
+	_, err = other.Acquire(context.Background(), "job", ttl)
+	var held *lock.HeldError
+	if !errors.As(err, &held) || held.Token != lease.Token {
+		t.Fatalf("after the outage another acquire got %v; want held by token %d", err, lease.Token)
+	}
+	renewed := k.Lease()
+	if !renewed.RequestedAt.After(lease.RequestedAt) || renewed.Token != lease.Token {
+		t.Fatalf("Keeper.Lease() = %+v, not renewed", renewed)
+	}
+	if !k.Deadline().After(time.Now()) {
+		t.Fatalf("deadline %v is past", k.Deadline())
+	}
+	if err := k.Stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if ok, err := l.Release(context.Background(), lease); err != nil || !ok {
+		t.Fatalf("release after Stop: %v, %v", ok, err)
+	}
+}
+
+func TestKeeperStopsWithItsParentContextWithoutCallingItLost(t *testing.T) {
+	s := redistest.Start(t)
+	l := newLocker(t, s)
+	lease := mustAcquire(t, l, "job", 300*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	k, err := l.Keep(ctx, lease, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-k.Context().Done()
+	if err := k.Stop(); err != nil {
+		t.Fatalf("stop after the parent ended: %v, want nil (the lease was not lost)", err)
+	}
+	// Keep never releases: the lock is still there until Release or expiry.
+	if h, err := l.Holder(context.Background(), "job"); err != nil || !h.Held {
+		t.Fatalf("holder after Stop: %+v, %v", h, err)
+	}
+}
+
+func TestKeepRejectsARenewIntervalThatCannotBeatTheDeadline(t *testing.T) {
+	s := redistest.Start(t)
+	l := newLocker(t, s, lock.WithSafetyMargin(50*time.Millisecond))
+	lease := mustAcquire(t, l, "job", 300*time.Millisecond)
+	for _, interval := range []time.Duration{0, -time.Millisecond, 250 * time.Millisecond, time.Second} {
+		if _, err := l.Keep(context.Background(), lease, interval); !errors.Is(err, lock.ErrInvalidTTL) {
+			t.Errorf("interval %v: %v, want ErrInvalidTTL", interval, err)
+		}
+	}
+	if _, err := l.Keep(context.Background(), nil, time.Millisecond); !errors.Is(err, lock.ErrInvalidLease) {
+		t.Errorf("nil lease: %v", err)
+	}
+}
