@@ -5,4 +5,6 @@ go 1.26.0
 require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
+	github.com/redis-primitives/go/lock v0.1.0
+	github.com/redis/go-redis/v9 v9.23.0
 )
