@@ -90,7 +90,10 @@ func (k *Keeper) Deadline() time.Time {
 }
 
 // Err returns nil while the lease is held, and why it was lost after. The
-// error matches ErrLeaseLost, and ErrNotHeld or ErrDeadline.
+// error matches ErrLeaseLost, and either ErrNotHeld (a renewal found the lock
+// gone) or ErrDeadline; with ErrDeadline it also wraps the last renewal's
+// error if one failed (Redis unreachable), and none if no renewal came back
+// at all (a frozen server, or this process paused).
 func (k *Keeper) Err() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -146,7 +149,7 @@ func (k *Keeper) run() {
 		case <-expire.C:
 			reason := fmt.Errorf("%w: %w", ErrLeaseLost, ErrDeadline)
 			if lastErr != nil {
-				reason = fmt.Errorf("%w: %w (last renewal: %v)", ErrLeaseLost, ErrDeadline, lastErr)
+				reason = fmt.Errorf("%w: %w; last renewal: %w", ErrLeaseLost, ErrDeadline, lastErr)
 			}
 			k.lose(reason)
 			return

@@ -73,8 +73,12 @@ func WithOwner(owner string) Option {
 //
 // This narrows, and does not close, the failover gap: WAIT makes no write
 // durable and a failover may still promote a replica that missed the lock.
+// Only acquisitions wait; renewals and releases do not.
+//
 // The WAIT is pipelined on the connection that ran the acquire, which on
 // Redis Cluster or a Ring may not hold: use it with a client of one server.
+// go-redis reads a pipeline's replies within the client's ReadTimeout, so
+// keep timeout below it.
 func WithReplicas(n int, timeout time.Duration, failClosed bool) Option {
 	return func(c *config) error {
 		if n < 1 || timeout < time.Millisecond {

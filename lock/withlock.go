@@ -16,6 +16,9 @@ import (
 // proven: context.Cause then matches ErrLeaseLost. fn must stop when it is;
 // nothing can stop it otherwise, which is why the token matters.
 //
+// The renewals update a copy: lease.RequestedAt stays the acquire's, so
+// lease.Deadline errs early, never late.
+//
 // WithLock returns ErrHeld (a *HeldError) without running fn when the name
 // is taken, and an error matching ErrLeaseLost, joined with fn's error,
 // when the lease was lost while fn ran or was found gone at release.
@@ -44,6 +47,14 @@ func (l *Locker) WithLock(ctx context.Context, name string, ttl time.Duration, f
 		_, _ = l.release(ctx, lease)
 		return err
 	}
+	defer func() {
+		// fn panicked: stop renewing and give the lock back on the way up.
+		if p := recover(); p != nil {
+			_ = k.Stop()
+			_, _ = l.release(ctx, lease)
+			panic(p)
+		}
+	}()
 	fnErr := fn(k.Context(), lease)
 	lost := k.Stop()
 

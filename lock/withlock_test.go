@@ -3,8 +3,11 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
@@ -177,5 +180,55 @@ func TestWithLockOverrunningBodyDoesNotDeleteTheNextHoldersLock(t *testing.T) {
 	}
 	if _, err := third.Acquire(context.Background(), "job", ttl); !errors.Is(err, lock.ErrHeld) {
 		t.Fatalf("a third worker: %v, want ErrHeld", err)
+	}
+}
+
+func TestWithLockReleasesAndStopsRenewingWhenFnPanics(t *testing.T) {
+	s := redistest.Start(t)
+	l := newLocker(t, s)
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Fatalf("recovered %v, want the fn's panic", p)
+			}
+		}()
+		_ = l.WithLock(context.Background(), "job", time.Second, func(context.Context, *lock.Lease) error { panic("boom") })
+	}()
+	if h, err := l.Holder(context.Background(), "job"); err != nil || h.Held {
+		t.Fatalf("after a panicking fn: holder %+v, %v; want released", h, err)
+	}
+}
+
+// Renewals now fail at once (connection refused): they are retried until the
+// lease's local deadline and not past it.
+func TestWithLockCancelsFnAtTheDeadlineWhenRedisIsKilled(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	const ttl = 300 * time.Millisecond
+	margin := ttl/100 + 2*time.Millisecond
+	// One dial attempt per renewal, so a refused connection fails the
+	// renewal at once (go-redis otherwise retries dials for ~1.7s).
+	l := newLockerOn(t, s, client(t, s, func(o *redis.Options) { o.DialerRetries = 1; o.MaxRetries = -1 }))
+	var took time.Duration
+	var cause error
+	err := l.WithLock(context.Background(), "job", ttl, func(ctx context.Context, lease *lock.Lease) error {
+		s.Kill(t)
+		killed := time.Now()
+		select {
+		case <-ctx.Done():
+			took, cause = time.Since(killed), context.Cause(ctx)
+		case <-time.After(10 * ttl):
+			t.Fatal("fn's context was never cancelled with Redis down")
+		}
+		return nil
+	})
+	t.Logf("Redis killed: fn's context cancelled %v later (ttl %v): %v", took, ttl, cause)
+	if !errors.Is(cause, lock.ErrLeaseLost) || !errors.Is(cause, lock.ErrDeadline) || !strings.Contains(cause.Error(), "last renewal") {
+		t.Fatalf("cause %v, want ErrLeaseLost, ErrDeadline and the last renewal's error", cause)
+	}
+	if !errors.Is(err, lock.ErrLeaseLost) {
+		t.Fatalf("WithLock: %v", err)
+	}
+	if high := ttl - margin + 50*time.Millisecond; took > high || took < ttl/3 {
+		t.Fatalf("cancelled %v after the kill, want by the deadline (≤ %v) and not at the first failed renewal", took, high)
 	}
 }
