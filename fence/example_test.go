@@ -1,0 +1,214 @@
+package fence_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/fence"
+)
+
+// A lock holder writes with its lease's token and stops when refused.
+func ExampleNew() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, err := fence.New(client)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var token int64 = 42 // lease.Token from package lock
+	if err := store.Set(ctx, token, "account:7", "100"); errors.Is(err, fence.ErrStale) {
+		log.Print("a newer holder has written; stopping")
+	}
+}
+
+// One mark for every key of a job: the newer holder's first write, to any
+// key, fences older holders out of all of them.
+func ExampleWithScope() {
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, err := fence.New(client, fence.WithScope("billing-run"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(store.Key("cursor"))
+	fmt.Println(store.Key("totals"))
+	// Output:
+	// {billing-run}:cursor
+	// {billing-run}:totals
+}
+
+func ExampleStore_Key() {
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	perKey, _ := fence.New(client)
+	scoped, _ := fence.New(client, fence.WithScope("job"))
+	fmt.Println(perKey.Key("account:7"))
+	fmt.Println(scoped.Key("account:7"))
+	// Output:
+	// account:7
+	// {job}:account:7
+}
+
+func ExampleStore_Scope() {
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client, fence.WithScope("job"))
+	fmt.Println(store.Scope())
+	// Output: job
+}
+
+func ExampleStore_Set() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client)
+	err := store.Set(ctx, 42, "account:7", "100")
+	var stale *fence.StaleError
+	if errors.As(err, &stale) {
+		log.Printf("refused: token %d, highest accepted %d", stale.Token, stale.Highest)
+	}
+}
+
+func ExampleStore_HSet() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client)
+	if err := store.HSet(ctx, 42, "account:7:meta", "owner", "alice"); err != nil {
+		log.Print(err)
+	}
+}
+
+// A fenced ZADD and a log entry in one atomic call. KEYS[1] and ARGV[1]
+// are the fence's; the caller's keys and arguments start at 2.
+func ExampleStore_Eval() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client)
+	n, err := store.Eval(ctx, 42, `
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+redis.call('RPUSH', KEYS[3], ARGV[3])
+return redis.call('ZCARD', KEYS[2])`,
+		[]string{"{board}:scores", "{board}:log"}, 10, "alice")
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	log.Printf("board has %d entries", n)
+}
+
+func ExampleStore_Get() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client)
+	v, err := store.Get(ctx, "account:7")
+	if errors.Is(err, fence.ErrNotFound) {
+		log.Print("never written")
+	}
+	log.Print(v)
+}
+
+func ExampleStore_HGet() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client)
+	owner, err := store.HGet(ctx, "account:7:meta", "owner")
+	if err != nil {
+		log.Print(err)
+	}
+	log.Print(owner)
+}
+
+func ExampleStore_Highest() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client)
+	n, err := store.Highest(ctx, "account:7")
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("highest token accepted for account:7: %d", n)
+}
+
+// The holder passes one value to the code that writes for it.
+func ExampleStore_Fencer() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client, fence.WithScope("billing-run"))
+	f := store.Fencer(42) // lease.Token from package lock
+
+	saveProgress := func(ctx context.Context, f fence.Fencer, n int) error {
+		return f.Set(ctx, f.Key("cursor"), n)
+	}
+	if err := saveProgress(ctx, f, 1000); errors.Is(err, fence.ErrStale) {
+		log.Print("superseded; stopping")
+	}
+}
+
+func ExampleFencer_Token() {
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client)
+	f := store.Fencer(42)
+	fmt.Println(f.Token()) // for a resource that is not Redis, such as pgfence
+	// Output: 42
+}
+
+func ExampleFencer_Key() {
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client, fence.WithScope("job"))
+	fmt.Println(store.Fencer(42).Key("cursor"))
+	// Output: {job}:cursor
+}
+
+func ExampleFencer_Set() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client)
+	if err := store.Fencer(42).Set(ctx, "account:7", "100"); err != nil {
+		log.Print(err)
+	}
+}
+
+func ExampleFencer_HSet() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client)
+	if err := store.Fencer(42).HSet(ctx, "account:7:meta", "owner", "alice"); err != nil {
+		log.Print(err)
+	}
+}
+
+func ExampleFencer_Eval() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, _ := fence.New(client)
+	_, err := store.Fencer(42).Eval(ctx, "redis.call('XADD', KEYS[2], '*', 'event', ARGV[2])",
+		[]string{"{orders}:events"}, "shipped")
+	if err != nil {
+		log.Print(err)
+	}
+}
+
+func ExampleStaleError() {
+	var err error = &fence.StaleError{Key: "account:7", Token: 3, Highest: 5}
+	fmt.Println(errors.Is(err, fence.ErrStale))
+	fmt.Println(err)
+	// Output:
+	// true
+	// fence: token lower than the highest accepted: "account:7": token 3, highest accepted 5
+}
