@@ -1,0 +1,120 @@
+package ratelimit_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/ratelimit"
+)
+
+// Examples that need a server only compile; they show the calls.
+
+func ExampleNew() {
+	client := redis.NewClient(&redis.Options{
+		Addr: "localhost:6379",
+		// Lets context deadlines bound each call on the socket.
+		ContextTimeoutEnabled: true,
+	})
+	limiter, err := ratelimit.New(client, ratelimit.WithPrefix("myapp:rl:"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = limiter
+}
+
+func ExampleLimiter_Allow() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	res, err := limiter.Allow(context.Background(), "user:42", ratelimit.SlidingLog(100, time.Minute))
+	if err != nil {
+		log.Print(err) // Redis unreachable: fail open or closed, your choice
+		return
+	}
+	if !res.Allowed {
+		fmt.Printf("slow down: retry after %v\n", res.RetryAfter)
+	}
+}
+
+func ExampleLimiter_AllowN() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	// A batch of 20 rows counts as 20 requests, all or none.
+	res, err := limiter.AllowN(context.Background(), "tenant:7", ratelimit.GCRA(100, time.Second, 50), 20)
+	if err == nil && res.Allowed {
+		fmt.Println("import the batch")
+	}
+}
+
+func ExampleLimiter_Take() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	// Send as many of 500 queued emails as the limit allows now.
+	res, err := limiter.Take(context.Background(), "mailer", ratelimit.SlidingCounter(1000, time.Minute), 500)
+	if err == nil {
+		fmt.Printf("send %d now\n", res.Granted)
+	}
+}
+
+func ExampleLimiter_Peek() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	res, err := limiter.Peek(context.Background(), "user:42", ratelimit.SlidingLog(100, time.Minute))
+	if err == nil {
+		fmt.Printf("%d left, full again in %v\n", res.Remaining, res.ResetAfter)
+	}
+}
+
+func ExampleLimiter_Wait() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := limiter.Wait(ctx, "crawler:example.com", ratelimit.GCRA(2, time.Second, 1)); err != nil {
+		log.Print(err) // errors.Is(err, context.DeadlineExceeded) when the wait is too long
+		return
+	}
+	fmt.Println("fetch")
+}
+
+func ExampleWithPinnedClockForTests() {
+	// In a test only: place requests at exact instants.
+	now := time.UnixMilli(1_750_000_000_000)
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+		ratelimit.WithPinnedClockForTests(func() time.Time { return now }))
+	_ = limiter
+}
+
+func ExamplePolicy() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	p := ratelimit.Policy{
+		ratelimit.SlidingLog(10, time.Second).Named("burst"),
+		ratelimit.SlidingCounter(1000, 24*time.Hour).Named("daily"),
+	}
+	res, err := limiter.Allow(context.Background(), "api-key:abc", p)
+	if err == nil && !res.Allowed {
+		fmt.Printf("limit %q bound; retry after %v\n", res.Limit.Name(), res.RetryAfter)
+	}
+}
+
+func ExampleSlidingLog() {
+	l := ratelimit.SlidingLog(100, time.Minute)
+	fmt.Println(l, "|", l.Name(), "|", l.Burst())
+	// Output: sliding-log 100/1m0s | 100-per-1m0s | 100
+}
+
+func ExampleSlidingCounter() {
+	l := ratelimit.SlidingCounter(10_000, time.Hour).Named("hourly")
+	fmt.Println(l, "|", l.Name())
+	// Output: sliding-counter 10000/1h0m0s | hourly
+}
+
+func ExampleGCRA() {
+	// 10 per second sustained, bursts of up to 20.
+	l := ratelimit.GCRA(10, time.Second, 20)
+	fmt.Println(l, "|", l.Algorithm(), l.N(), l.Window(), l.Burst())
+	// Output: gcra 10/1s burst 20 | gcra 10 1s 20
+}
+
+func ExampleLimit_Named() {
+	fmt.Println(ratelimit.SlidingLog(5, time.Second).Named("login").Name())
+	// Output: login
+}

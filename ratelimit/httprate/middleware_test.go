@@ -1,0 +1,186 @@
+package httprate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/ratelimit"
+	"github.com/redis-primitives/go/ratelimit/httprate"
+)
+
+func TestMain(m *testing.M) { redistest.VerifyMain(m) }
+
+type served struct {
+	srv   *httptest.Server
+	calls atomic.Int64
+	errs  atomic.Value // last error given to OnError
+}
+
+func serve(t *testing.T, s *redistest.Server, cfg httprate.Config, tune ...func(*redis.Options)) *served {
+	t.Helper()
+	l, err := ratelimit.New(s.Client(t, tune...), ratelimit.WithPrefix(s.Prefix()+"rl:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &served{}
+	cfg.Limiter = l
+	if cfg.Key == nil {
+		cfg.Key, err = httprate.ClientIP()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg.OnError = func(_ *http.Request, err error) { out.errs.Store(err) }
+	m, err := httprate.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.srv = httptest.NewServer(m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out.calls.Add(1)
+		_, _ = io.WriteString(w, "ok")
+	})))
+	t.Cleanup(out.srv.Close)
+	return out
+}
+
+func get(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+func TestMiddlewareSendsRateLimitFieldsAndA429Problem(t *testing.T) {
+	s := redistest.Start(t)
+	api := ratelimit.SlidingLog(3, time.Minute).Named("api")
+	daily := ratelimit.SlidingCounter(1000, 24*time.Hour).Named("daily")
+	sv := serve(t, s, httprate.Config{Policy: ratelimit.Policy{api, daily}})
+
+	for i := range 3 {
+		resp, body := get(t, sv.srv.URL)
+		if resp.StatusCode != http.StatusOK || string(body) != "ok" {
+			t.Fatalf("request %d: %s %q", i, resp.Status, body)
+		}
+		if got, want := resp.Header.Get("RateLimit-Policy"), `"api";q=3;w=60, "daily";q=1000;w=86400`; got != want {
+			t.Fatalf("RateLimit-Policy = %s, want %s", got, want)
+		}
+		if i == 0 {
+			if got := resp.Header.Get("RateLimit"); got[:len(`"api";r=2;t=60, "daily";r=999;t=`)] != `"api";r=2;t=60, "daily";r=999;t=` {
+				t.Fatalf("RateLimit = %s", got)
+			}
+		}
+	}
+	resp, body := get(t, sv.srv.URL)
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("4th request: %s, want 429", resp.Status)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	ra := resp.Header.Get("Retry-After")
+	if ra != "60" && ra != "59" {
+		t.Fatalf("Retry-After %q, want the log's oldest entry aging out in about 60s, in whole seconds rounded up", ra)
+	}
+	var p struct {
+		Type, Title, Detail string
+		Status              int
+	}
+	if err := json.Unmarshal(body, &p); err != nil || p.Status != 429 || p.Title != "Too Many Requests" || p.Detail == "" {
+		t.Fatalf("problem body %s: %+v, %v", body, p, err)
+	}
+	if got := resp.Header.Get("RateLimit"); got[:len(`"api";r=0;t=`)] != `"api";r=0;t=` {
+		t.Fatalf("RateLimit on the 429 = %s", got)
+	}
+	if n := sv.calls.Load(); n != 3 {
+		t.Fatalf("handler ran %d times, want 3", n)
+	}
+}
+
+func TestMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *testing.T) {
+	const timeout = 150 * time.Millisecond
+	for _, mode := range []httprate.Unavailable{httprate.FailOpen, httprate.FailClosed} {
+		name := map[httprate.Unavailable]string{httprate.FailOpen: "fail-open", httprate.FailClosed: "fail-closed"}[mode]
+		t.Run(name, func(t *testing.T) {
+			s := redistest.Start(t, redistest.Own())
+			sv := serve(t, s, httprate.Config{
+				Policy:      ratelimit.Policy{ratelimit.SlidingLog(100, time.Minute)},
+				Timeout:     timeout,
+				Unavailable: mode,
+			}, func(o *redis.Options) {
+				// Without it go-redis ignores the context's deadline on the
+				// socket and waits out ReadTimeout (measured: 5s).
+				o.ContextTimeoutEnabled = true
+			})
+			if resp, _ := get(t, sv.srv.URL); resp.StatusCode != http.StatusOK {
+				t.Fatalf("before the freeze: %s", resp.Status)
+			}
+			s.Freeze(t)
+			t.Cleanup(func() { s.Thaw(t) }) // before the fixture kills it
+			start := time.Now()
+			resp, body := get(t, sv.srv.URL)
+			took := time.Since(start)
+			t.Logf("%s with Redis frozen: %s after %v (timeout %v)", name, resp.Status, took, timeout)
+			// It waited for Redis as long as allowed and no longer: slack
+			// for a loaded machine running -race, not for a second attempt.
+			if took < timeout || took > timeout+350*time.Millisecond {
+				t.Fatalf("answered after %v, want within [%v, %v]", took, timeout, timeout+350*time.Millisecond)
+			}
+			err, _ := sv.errs.Load().(error)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("OnError got %v, want a deadline error", err)
+			}
+			switch mode {
+			case httprate.FailOpen:
+				if resp.StatusCode != http.StatusOK || string(body) != "ok" || resp.Header.Get("RateLimit") != "" {
+					t.Fatalf("fail-open: %s %q RateLimit=%q; want the handler's 200 without rate-limit fields", resp.Status, body, resp.Header.Get("RateLimit"))
+				}
+			case httprate.FailClosed:
+				if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Content-Type") != "application/problem+json" {
+					t.Fatalf("fail-closed: %s %s, want 503 problem+json", resp.Status, resp.Header.Get("Content-Type"))
+				}
+				if n := sv.calls.Load(); n != 1 {
+					t.Fatalf("fail-closed ran the handler %d times, want only the request before the freeze", n)
+				}
+			}
+		})
+	}
+}
+
+func TestNewRejectsAConfigThatCannotWork(t *testing.T) {
+	key, _ := httprate.ClientIP()
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	l, err := ratelimit.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ratelimit.Policy{ratelimit.SlidingLog(1, time.Second)}
+	for name, cfg := range map[string]httprate.Config{
+		"no limiter":       {Policy: p, Key: key},
+		"no policy":        {Limiter: l, Key: key},
+		"no key":           {Limiter: l, Policy: p},
+		"negative timeout": {Limiter: l, Policy: p, Key: key, Timeout: -1},
+		"unknown mode":     {Limiter: l, Policy: p, Key: key, Unavailable: 7},
+	} {
+		if _, err := httprate.New(cfg); !errors.Is(err, httprate.ErrInvalidConfig) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
