@@ -100,9 +100,10 @@ func (s *Server) Port() int { return s.port }
 func (s *Server) Prefix() string { return s.prefix }
 
 // Options returns client options for the server. Tests adjust timeouts on
-// the copy before creating a client.
+// the copy before creating a client. Context deadlines bound every call
+// (ContextTimeoutEnabled), as tests of a frozen or killed server need.
 func (s *Server) Options() *redis.Options {
-	return &redis.Options{Addr: s.addr, DisableIdentity: true}
+	return &redis.Options{Addr: s.addr, DisableIdentity: true, ContextTimeoutEnabled: true}
 }
 
 // Client returns a client for the server, closed when t ends. tune, if given,
@@ -186,6 +187,8 @@ func newProcessServer(bin, prefix, dir string, extra []string) (*Server, error) 
 			"--maxmemory-policy", "noeviction",
 			"--dir", dir, "--logfile", "redis.log",
 			"--daemonize", "no",
+			// A replica started later syncs at once instead of after 5 s.
+			"--repl-diskless-sync-delay", "0",
 		}, extra...)
 		if lastErr = s.launch(bin); lastErr == nil {
 			return s, nil
