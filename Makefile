@@ -2,9 +2,7 @@
 # Each module of the workspace is tested in its own directory, because
 # `go test ./...` at the root of a workspace with no root module fails.
 
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-
-.PHONY: test lint demo servers check-modules
+.PHONY: test lint demo bench experiment servers check-modules
 
 test: servers
 	scripts/test.sh
@@ -14,6 +12,15 @@ lint: check-modules
 
 demo:
 	@echo "make demo: the demo arrives with the demo issue; 'make test' runs every failure reproduction today."
+
+# Measures this project against the libraries users would pick instead, in
+# one run against one redis-server it starts itself (see BENCHMARKS.md).
+bench: servers
+	cd bench && go run ./cmd/bench $(BENCHFLAGS)
+
+# The WATCH/MULTI limiter three ways (docs/decisions/0002-lua-not-watch-multi.md).
+experiment: servers
+	cd experiments && go run ./watch-multi-race
 
 # Installs redis-server and PostgreSQL when they are missing and it can
 # (root or sudo, with apt-get); otherwise says exactly what to install.
