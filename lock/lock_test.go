@@ -24,9 +24,12 @@ func TestSecondAcquireIsRefusedWhileLeaseIsLive(t *testing.T) {
 	if first.Token != 1 || first.Owner != "node-a" || first.TTL != 5*time.Second || first.Name != "job" {
 		t.Fatalf("first lease = %+v", first)
 	}
-	_, err := b.Acquire(ctx, "job", 5*time.Second)
+	refused, err := b.Acquire(ctx, "job", 5*time.Second)
 	if !errors.Is(err, lock.ErrHeld) {
 		t.Fatalf("second acquire: %v, want ErrHeld", err)
+	}
+	if refused != nil {
+		t.Fatalf("a refused acquire returned a lease %+v; a caller testing it for nil would think it holds the lock", refused)
 	}
 	// The refusal tells who holds it and for how long, in the same round trip.
 	var held *lock.HeldError

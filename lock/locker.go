@@ -111,7 +111,10 @@ func (l *Locker) Acquire(ctx context.Context, name string, ttl time.Duration) (*
 	if err != nil {
 		return nil, wrap(ctx, "acquire", name, err)
 	}
-	return lease, acquired(lease, res)
+	if err := acquired(lease, res); err != nil {
+		return nil, err
+	}
+	return lease, nil
 }
 
 func (l *Locker) acquireKeys(lease *Lease) []string {
