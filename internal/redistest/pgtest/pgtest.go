@@ -15,6 +15,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -105,6 +106,28 @@ func adminDSN(t testing.TB) string {
 	shared = s
 	redistest.AtExit(stop)
 	return s.admin
+}
+
+// Launch starts a PostgreSQL server for a program that is not a test (the
+// examples and the demo) and returns the connection string of its
+// "postgres" database as the superuser postgres. The caller must call stop;
+// the server dies with the caller in any case.
+func Launch() (dsn string, stop func() error, err error) {
+	initdb, postgres, ok := binaries()
+	if !ok {
+		return "", nil, errors.New(MissingPostgres)
+	}
+	s, err := start(initdb, postgres)
+	if err != nil {
+		return "", nil, err
+	}
+	return s.admin, func() error {
+		err := s.proc.Stop(syscall.SIGINT, 10*time.Second)
+		if rerr := os.RemoveAll(s.dir); err == nil {
+			err = rerr
+		}
+		return err
+	}, nil
 }
 
 func stop() {

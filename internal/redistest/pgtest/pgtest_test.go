@@ -57,3 +57,24 @@ func TestDatabaseIsDroppedWhenItsTestEnds(t *testing.T) {
 		t.Fatal("connected to a database whose test has ended")
 	}
 }
+
+func TestLaunchedServerAcceptsConnectionsUntilStopped(t *testing.T) {
+	dsn, stop, err := pgtest.Launch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		_ = stop()
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if conn, err := pgx.Connect(ctx, dsn); err == nil {
+		conn.Close(ctx)
+		t.Fatal("connected after stop")
+	}
+}
