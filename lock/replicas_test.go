@@ -10,12 +10,8 @@ import (
 	"github.com/redis-primitives/go/lock"
 )
 
-// fastSync makes the primary start a replica's full sync at once instead of
-// after the default 5s wait for more replicas.
-var fastSync = redistest.Args("--repl-diskless-sync-delay", "0")
-
 func TestReplicaWaitSucceedsWithAReplicaAttached(t *testing.T) {
-	s := redistest.Start(t, redistest.Own(), fastSync)
+	s := redistest.Start(t, redistest.Own())
 	r := s.StartReplica(t)
 	l := newLocker(t, s, lock.WithReplicas(1, time.Second, true))
 
@@ -41,7 +37,7 @@ func TestReplicaWaitSucceedsWithAReplicaAttached(t *testing.T) {
 }
 
 func TestReplicaWaitFailsClosedWhenTheReplicaIsFrozen(t *testing.T) {
-	s := redistest.Start(t, redistest.Own(), fastSync)
+	s := redistest.Start(t, redistest.Own())
 	r := s.StartReplica(t)
 	const timeout = 200 * time.Millisecond
 	closed := newLocker(t, s, lock.WithReplicas(1, timeout, true))
@@ -82,7 +78,7 @@ func TestReplicaWaitFailsClosedWhenTheReplicaIsFrozen(t *testing.T) {
 // After SCRIPT FLUSH the pipelined EVALSHA answers NOSCRIPT: the acquire and
 // its WAIT must be sent again with the script's source.
 func TestReplicaWaitAcquireFallsBackToEvalAfterScriptFlush(t *testing.T) {
-	s := redistest.Start(t, redistest.Own(), fastSync)
+	s := redistest.Start(t, redistest.Own())
 	s.StartReplica(t)
 	l := newLocker(t, s, lock.WithReplicas(1, time.Second, true))
 	if err := s.Client(t).ScriptFlush(context.Background()).Err(); err != nil {
