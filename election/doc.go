@@ -1,8 +1,70 @@
-// Package election elects one leader among processes with a self-renewing
-// lease from package lock; the lease's fencing token is the term's epoch.
+// Package election elects one leader among processes with a lease from
+// package lock that renews itself. There is no other algorithm: the lease's
+// fencing token is the term's epoch, and naming it an election adds no
+// guarantee the lock did not have.
 //
-// What it does not guarantee: that only one process believes it leads. A
-// leader whose process is paused keeps believing it leads until it runs again
-// and checks, however long that takes. Every side effect must carry the epoch
-// to a resource that refuses older ones.
+//	e, _ := election.New(client, election.Config{Name: "scheduler", NodeID: host})
+//	err := e.Run(ctx, func(ctx context.Context, term election.Term) error {
+//		// Lead until ctx is cancelled. Every side effect carries the epoch:
+//		return term.Fencer.Set(ctx, "schedule", payload)
+//	})
+//
+// # The step-down rule
+//
+// A leader leads until its lease's local deadline: the time the last
+// successful renewal was sent, on the monotonic clock, plus the TTL, minus
+// a safety margin. A renewal that succeeds moves the deadline; a renewal
+// that finds the lease gone ends the term at once; Redis errors are ridden
+// out, and retried, until the deadline and not a moment longer. The server
+// starts counting the TTL no earlier than the renewal was sent, so the
+// deadline falls before the lease expires on the server, and a leader whose
+// process keeps running steps down before anyone else can be elected.
+// docs/decisions/0006-election-step-down-rule.md records why.
+//
+// # What is guaranteed
+//
+//   - At most one node holds the lease at a time, and every term's epoch is
+//     larger than every earlier term's, for as long as the counter survives.
+//   - A leader whose process runs steps down by its local deadline: fn's
+//     context is cancelled, IsLeader turns false by the clock, the Observer
+//     is told why.
+//   - A leader that stops (ctx ends, or fn returns) releases its lease and
+//     a waiting follower is elected within milliseconds (a release
+//     notification wakes it). A leader that crashes or stalls is replaced
+//     within milliseconds of its lease's expiry: a follower sleeps until the
+//     moment its last refusal said the lease would end.
+//
+// # What is not: the split-brain window
+//
+// Two nodes can both believe they lead. A leader whose process is paused (a
+// GC pause, SIGSTOP, a suspended VM, a CPU-starved container) cannot check
+// anything; its lease expires on the server, a follower is elected, and the
+// old leader goes on believing it leads until it runs again and checks. The
+// window lasts from the new election until the old leader wakes: bounded by
+// the pause, not by the TTL, and Redis bounds the pause in no way. The tests
+// measure it on a process frozen with SIGSTOP for 1.5s under a 400ms lease:
+// about 1.1s.
+//
+// On waking, IsLeader is already false (it compares the clock with the
+// deadline, which has passed), but fn's context is cancelled only when the
+// renewal goroutine gets to run, and code that checked before the pause
+// does not check again: it writes. Only the epoch stops that write. A
+// resource that compares epochs (Term.Fencer for Redis keys, package
+// pgfence for PostgreSQL) refuses it once the new leader has written;
+// a resource that cannot compare cannot be protected, and the work done
+// there must be idempotent instead.
+//
+// So IsLeader is advisory: never gate a correctness-sensitive write on it.
+// Carry the epoch with the write.
+//
+// Also not guaranteed, as for package lock: survival of a Redis failover or
+// of a restart without persistence (the epoch counter can go back and
+// epochs be issued twice), and expiry on the local clock (the server's
+// clock times the lease; SafetyMargin covers drift, not a clock step).
+//
+// # Clients
+//
+// Give each Elector a client with ContextTimeoutEnabled set: the step-down
+// does not depend on it, but how soon a demoted node re-contends, and how
+// soon Run returns when Redis is frozen, do.
 package election

@@ -1,3 +1,12 @@
 module github.com/redis-primitives/go/election
 
 go 1.26.0
+
+require (
+	github.com/redis-primitives/go/fence v0.1.0
+	github.com/redis-primitives/go/internal/redistest v0.1.0
+	github.com/redis-primitives/go/lock v0.1.0
+	github.com/redis-primitives/go/luascripts v0.1.0
+	github.com/redis/go-redis/v9 v9.23.0
+	go.uber.org/goleak v1.3.0
+)

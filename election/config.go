@@ -1,0 +1,119 @@
+package election
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis-primitives/go/fence"
+)
+
+// Defaults for the zero fields of a Config.
+const (
+	DefaultTTL    = 10 * time.Second
+	DefaultPrefix = "election:"
+)
+
+// Config describes one node's part in an election. Only Name is required.
+type Config struct {
+	// Name names the election. Every node that contends for the same
+	// leadership uses the same Name (and Prefix).
+	Name string
+	// NodeID identifies this node to the others (Leader, OnFollower). The
+	// default is the host name and a random suffix. It labels; it does not
+	// decide: two nodes with the same NodeID still exclude each other.
+	NodeID string
+
+	// TTL is the lease's time to live. A leader that stops renewing (it
+	// crashed, it froze, it lost Redis) is replaced about one TTL later; a
+	// shorter TTL fails over faster and demotes a leader on shorter Redis
+	// hiccups. Default DefaultTTL; at least 10ms.
+	TTL time.Duration
+	// RenewInterval is how often the leader renews its lease. It must be
+	// well below TTL, which here means at most TTL/2, so a leader gets at
+	// least two attempts before its lease ends. Default TTL/3.
+	RenewInterval time.Duration
+	// RetryInterval bounds how long a follower goes without attempting:
+	// it attempts at once when the leader releases (a notification wakes
+	// it) and when the leader's lease expires (the refusal says when), and
+	// otherwise at least every RetryInterval. It is also the pause after a
+	// Redis error, and after this node resigns (fn returned), so another
+	// node gets the next term. Default TTL/3.
+	RetryInterval time.Duration
+	// SafetyMargin is taken off the lease's TTL on the local clock, to cover
+	// drift between this clock and the server's: leadership ends at the send
+	// time of the last successful renewal + TTL - SafetyMargin. The default
+	// is package lock's, TTL/100 + 2ms. It must leave more than RenewInterval.
+	SafetyMargin time.Duration
+
+	// Prefix is put in front of the election's keys. Default DefaultPrefix.
+	// With Name N and Prefix P the lease is P{N} and the epoch counter
+	// P{N}:token (package lock's layout). It must not contain braces.
+	Prefix string
+	// Fence is the store the term's Fencer writes through. The default is
+	// fence.New(client): one high-water mark per key. Pass a Store made
+	// WithScope(Name) to make a newer leader's first write fence older
+	// leaders out of every key of the scope.
+	Fence *fence.Store
+
+	// Observer receives role transitions.
+	Observer Observer
+}
+
+// withDefaults fills the zero fields and validates the result.
+func (c Config) withDefaults() (Config, error) {
+	if c.Name == "" {
+		return c, invalid("empty Name")
+	}
+	if c.NodeID == "" {
+		c.NodeID = defaultNodeID()
+	}
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	}
+	if strings.ContainsAny(c.Prefix, "{}") {
+		return c, invalid("Prefix %q contains a brace, which would move the keys' hash tag", c.Prefix)
+	}
+	if c.TTL < 0 || c.RenewInterval < 0 || c.RetryInterval < 0 || c.SafetyMargin < 0 {
+		return c, invalid("negative duration (TTL %v, RenewInterval %v, RetryInterval %v, SafetyMargin %v)",
+			c.TTL, c.RenewInterval, c.RetryInterval, c.SafetyMargin)
+	}
+	if c.TTL == 0 {
+		c.TTL = DefaultTTL
+	}
+	// Redis expires keys with millisecond precision; never claim more.
+	c.TTL = c.TTL.Truncate(time.Millisecond)
+	if c.TTL < 10*time.Millisecond {
+		return c, invalid("TTL %v (want ≥ 10ms)", c.TTL)
+	}
+	if c.RenewInterval == 0 {
+		c.RenewInterval = c.TTL / 3
+	}
+	if c.RenewInterval > c.TTL/2 {
+		return c, invalid("%w: RenewInterval %v, TTL %v (want at most TTL/2 = %v)",
+			ErrRenewInterval, c.RenewInterval, c.TTL, c.TTL/2)
+	}
+	if c.RetryInterval == 0 {
+		c.RetryInterval = c.TTL / 3
+	}
+	if c.SafetyMargin == 0 {
+		c.SafetyMargin = c.TTL/100 + 2*time.Millisecond
+	}
+	if c.SafetyMargin >= c.TTL-c.RenewInterval {
+		return c, invalid("SafetyMargin %v leaves no time to renew every %v within a TTL of %v",
+			c.SafetyMargin, c.RenewInterval, c.TTL)
+	}
+	return c, nil
+}
+
+func defaultNodeID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "node"
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return host + "-" + hex.EncodeToString(b)
+}

@@ -1,0 +1,143 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/lock"
+)
+
+// Client is what an Elector needs of a go-redis client: package lock's
+// Client (scripts, and SUBSCRIBE so that followers are woken by a release).
+// *redis.Client, *redis.ClusterClient, *redis.Ring and
+// redis.UniversalClient satisfy it. Set ContextTimeoutEnabled in its
+// options, so a call to a frozen server ends at the context's deadline and
+// not only at ReadTimeout: stepping down does not depend on it, but how
+// soon a demoted node re-contends, and how soon Run returns, do.
+type Client = lock.Client
+
+// Elector is one node of an election. Make it with New, run it with Run.
+// Its methods are safe for concurrent use.
+type Elector struct {
+	cfg    Config
+	locker *lock.Locker
+	fence  *fence.Store
+
+	running atomic.Bool
+
+	mu     sync.Mutex
+	term   Term
+	keeper *lock.Keeper // non-nil while this node holds a term
+}
+
+// New returns an Elector for cfg on client. It makes no round trip. It fails
+// with ErrNilClient for a nil client, and ErrInvalidConfig (with
+// ErrRenewInterval for a RenewInterval above TTL/2) for a bad cfg.
+func New(client Client, cfg Config) (*Elector, error) {
+	if client == nil {
+		return nil, ErrNilClient
+	}
+	if v := reflect.ValueOf(client); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, ErrNilClient
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	locker, err := lock.New(client,
+		lock.WithPrefix(cfg.Prefix),
+		lock.WithOwner(cfg.NodeID),
+		lock.WithSafetyMargin(cfg.SafetyMargin),
+		// A waiting follower's fallback retry, when no release notification
+		// or expiry wakes it first, is never later than RetryInterval.
+		lock.WithWaitBackoff(min(25*time.Millisecond, cfg.RetryInterval), cfg.RetryInterval),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	store := cfg.Fence
+	if store == nil {
+		if store, err = fence.New(client); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+	}
+	return &Elector{cfg: cfg, locker: locker, fence: store}, nil
+}
+
+// NodeID returns this node's id (Config.NodeID, or the default made for it).
+func (e *Elector) NodeID() string { return e.cfg.NodeID }
+
+// IsLeader reports whether this node leads right now, as far as it can
+// prove: it holds a term and the term's local deadline (the send time of the
+// last successful renewal + TTL - SafetyMargin) has not passed. It turns
+// false at that deadline by the clock, even before the renewal goroutine
+// has noticed, and so also at once when a paused process wakes up.
+//
+// IsLeader is advisory: for display, metrics, health checks. NEVER make a
+// correctness-sensitive write depend on it ("if e.IsLeader() { write }"):
+// leadership can end between the check and the write, and a process can be
+// paused between them for any length of time, while another node is elected
+// and writes. That is the split-brain window, and only a write that carries
+// the epoch to a resource that checks it (Term.Fencer) is safe in it.
+func (e *Elector) IsLeader() bool {
+	_, ok := e.Term()
+	return ok
+}
+
+// Term returns the current term and true while IsLeader would report true.
+// Other goroutines use it to make fenced writes in the leader's name: the
+// write carries the epoch, so acting on a snapshot that has since gone stale
+// is safe, because the resource refuses it once a newer term has written.
+func (e *Elector) Term() (Term, bool) {
+	e.mu.Lock()
+	term, k := e.term, e.keeper
+	e.mu.Unlock()
+	if k == nil || k.Context().Err() != nil || !time.Now().Before(k.Deadline()) {
+		return Term{}, false
+	}
+	return term, true
+}
+
+// Epoch returns the current term's epoch, as Term does.
+func (e *Elector) Epoch() (int64, bool) {
+	t, ok := e.Term()
+	return t.Epoch, ok
+}
+
+// Leader asks Redis who leads, without contending: for followers and
+// observers, which may use an Elector they never Run. It returns
+// ErrNoLeader when nobody holds the lease. The answer may be stale by the
+// time it arrives; never decide to write on it.
+func (e *Elector) Leader(ctx context.Context) (LeaderInfo, error) {
+	h, err := e.locker.Holder(ctx, e.cfg.Name)
+	if err != nil {
+		return LeaderInfo{}, fmt.Errorf("election: leader of %q: %w", e.cfg.Name, err)
+	}
+	if !h.Held {
+		return LeaderInfo{}, fmt.Errorf("%w: %q", ErrNoLeader, e.cfg.Name)
+	}
+	return LeaderInfo{NodeID: h.Owner, Epoch: h.Token, TTL: h.TTL}, nil
+}
+
+func (e *Elector) setTerm(t Term, k *lock.Keeper) {
+	e.mu.Lock()
+	e.term, e.keeper = t, k
+	e.mu.Unlock()
+}
+
+func (e *Elector) clearTerm() { e.setTerm(Term{}, nil) }
+
+// heldBy turns a refusal into who leads.
+func heldBy(err error) (LeaderInfo, bool) {
+	var held *lock.HeldError
+	if !errors.As(err, &held) {
+		return LeaderInfo{}, false
+	}
+	return LeaderInfo{NodeID: held.Owner, Epoch: held.Token, TTL: held.TTL}, true
+}

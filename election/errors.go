@@ -1,0 +1,55 @@
+package election
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by this package. Match them with errors.Is: the errors
+// returned wrap them with details. When Run's context ends, Run's error also
+// matches context.Canceled or context.DeadlineExceeded.
+var (
+	// ErrNilClient is returned by New for a nil client.
+	ErrNilClient = errors.New("election: nil client")
+	// ErrInvalidConfig is returned by New for a Config it cannot use: an
+	// empty Name, a negative duration, a prefix with braces, a safety margin
+	// that leaves no time to renew. The error says which field.
+	ErrInvalidConfig = errors.New("election: invalid config")
+	// ErrRenewInterval is returned by New, together with ErrInvalidConfig,
+	// when RenewInterval is not well below TTL: more than TTL/2. A leader
+	// must get at least two chances to renew before its lease ends.
+	ErrRenewInterval = errors.New("election: renew interval not well below the ttl")
+	// ErrRunning is returned by Run when another Run of the same Elector
+	// has not returned yet: one Elector is one node.
+	ErrRunning = errors.New("election: already running")
+	// ErrNoLeader is returned by Leader when nobody holds the leadership.
+	ErrNoLeader = errors.New("election: no leader")
+	// ErrDemoted is matched by the *DemotedError that is the cause
+	// (context.Cause) of the context handed to a leader's fn once this
+	// node stops leading.
+	ErrDemoted = errors.New("election: demoted")
+)
+
+// DemotedError tells why a term ended. It is the cause of the context given
+// to fn, so fn can tell a lost lease from a shutdown:
+//
+//	var d *election.DemotedError
+//	if errors.As(context.Cause(ctx), &d) && d.Reason == election.ReasonLeaseLost { … }
+//
+// When Run's own context ends, fn's context carries that context's cause
+// instead, and the Observer is told ReasonStopped.
+type DemotedError struct {
+	Epoch  int64
+	Reason Reason
+}
+
+func (e *DemotedError) Error() string {
+	return fmt.Sprintf("%s: epoch %d: %s", ErrDemoted, e.Epoch, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrDemoted) true.
+func (e *DemotedError) Is(target error) bool { return target == ErrDemoted }
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+}

@@ -1,0 +1,42 @@
+package election
+
+// Observer receives this node's role transitions, and nothing else: not
+// every renewal, not every refused attempt, not transient Redis errors
+// (their consequence, if any, is a demotion). The package logs nothing of
+// its own; wire these to your logger or metrics. Every field is optional.
+//
+// The callbacks run on Run's goroutine, one at a time, in the order the
+// transitions happen. They must not block: Run waits for each (the lease is
+// renewed in the background meanwhile, but fn starts only after OnElected
+// returns, and the next attempt only after OnDemoted).
+type Observer struct {
+	// OnElected is called when this node wins a term, before fn starts.
+	OnElected func(epoch int64)
+	// OnDemoted is called once per term, when the term ends, with why. It
+	// is called as soon as leadership can no longer be proven, before fn
+	// has returned.
+	OnDemoted func(epoch int64, reason Reason)
+	// OnFollower is called when an attempt finds another node leading, once
+	// per stretch as a follower: at the first refusal after start-up or
+	// after a term of its own, not on every retry. leader is who led at
+	// that refusal.
+	OnFollower func(leader LeaderInfo)
+}
+
+func (o Observer) elected(epoch int64) {
+	if o.OnElected != nil {
+		o.OnElected(epoch)
+	}
+}
+
+func (o Observer) demoted(epoch int64, r Reason) {
+	if o.OnDemoted != nil {
+		o.OnDemoted(epoch, r)
+	}
+}
+
+func (o Observer) follower(l LeaderInfo) {
+	if o.OnFollower != nil {
+		o.OnFollower(l)
+	}
+}

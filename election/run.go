@@ -1,0 +1,215 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis-primitives/go/lock"
+)
+
+// Run takes part in the election until ctx ends. Whenever this node wins a
+// term it calls fn with the term and a context that is cancelled the moment
+// leadership can no longer be proven (context.Cause is then a
+// *DemotedError, or ctx's cause on shutdown). fn must return soon after:
+// the next attempt, and the release, wait for it.
+//
+// A term ends when:
+//   - a renewal finds the lease gone (ReasonLeaseLost);
+//   - the local deadline passes without a successful renewal: the send time
+//     of the last one + TTL - SafetyMargin, on the monotonic clock. Redis
+//     errors before it are ridden out and retried; none after it
+//     (ReasonUnreachable, or ReasonDeadlinePassed when the process itself
+//     was not running at the deadline);
+//   - fn returns (ReasonResigned): the lease is released and this node sits
+//     out one RetryInterval before contending again, so another node can
+//     take over;
+//   - ctx ends (ReasonStopped): the lease is released after fn returns, so
+//     a follower takes over at once, not a TTL later.
+//
+// A follower waits without polling in a loop: a release wakes it at once,
+// and otherwise it attempts when the leader's lease would expire (each
+// refusal says when) or after RetryInterval, whichever is sooner.
+//
+// fn may be nil: Run then only holds leadership, and other goroutines act
+// through Term. If fn returns an error while its term is still valid, Run
+// releases the lease and returns that error; an error fn returns after its
+// context was cancelled is taken for the cancellation and dropped.
+// Otherwise Run returns when ctx ends, with an error matching ctx.Err(),
+// after releasing any lease and with no goroutine of its own left. Run
+// returns ErrRunning if this Elector is already running.
+func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, term Term) error) error {
+	if !e.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer e.running.Store(false)
+
+	for {
+		lease, err := e.contend(ctx)
+		if err != nil {
+			return fmt.Errorf("election: run %q: %w", e.cfg.Name, err)
+		}
+		reason, err := e.lead(ctx, lease, fn)
+		if err != nil {
+			return fmt.Errorf("election: run %q: leader fn (epoch %d): %w", e.cfg.Name, lease.Token, err)
+		}
+		if reason == ReasonResigned && !sleep(ctx, e.cfg.RetryInterval) {
+			return fmt.Errorf("election: run %q: %w", e.cfg.Name, ctx.Err())
+		}
+	}
+}
+
+// contend attempts until this node holds the lease or ctx ends. OnFollower
+// is called at the first refusal only.
+func (e *Elector) contend(ctx context.Context) (*lock.Lease, error) {
+	told := false
+	for {
+		lease, err := e.locker.Acquire(ctx, e.cfg.Name, e.cfg.TTL)
+		if leader, held := heldBy(err); held {
+			if !told {
+				e.cfg.Observer.follower(leader)
+				told = true
+			}
+			// Blocks until a release notification, the lease's expiry or
+			// the fallback retry lets it win; returns at once on any
+			// other error.
+			lease, err = e.locker.AcquireWait(ctx, e.cfg.Name, e.cfg.TTL)
+		}
+		if err == nil {
+			return lease, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// Redis failed us: try again later, whatever the error was.
+		if !sleep(ctx, e.cfg.RetryInterval) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// lead holds the term of lease until it ends, and says why. It returns an
+// error only when fn failed while still leading.
+func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.Context, Term) error) (Reason, error) {
+	// The Keeper is the step-down rule: it renews every RenewInterval and
+	// cancels its context when a renewal finds the lease gone or when the
+	// local deadline passes without a successful renewal.
+	if err := e.freshen(ctx, lease); err != nil {
+		return ReasonLeaseLost, nil
+	}
+	k, err := e.locker.Keep(ctx, lease, e.cfg.RenewInterval)
+	if err != nil { // ruled out by Config validation; do not hold a lease we cannot keep
+		e.release(ctx, lease)
+		return ReasonStopped, err
+	}
+	term := Term{Epoch: lease.Token, Fencer: e.fence.Fencer(lease.Token)}
+	e.setTerm(term, k)
+	e.cfg.Observer.elected(term.Epoch)
+
+	// fn's context is not the Keeper's, so that its cause can say why the
+	// term ended in this package's terms.
+	fnCtx, cancelFn := context.WithCancelCause(ctx)
+	defer cancelFn(nil)
+	var fnDone chan error
+	if fn != nil {
+		fnDone = make(chan error, 1)
+		go func() { fnDone <- fn(fnCtx, term) }()
+	}
+
+	var reason Reason
+	var fnErr error
+	fnReturned := false
+	select {
+	case <-k.Context().Done():
+		reason = e.why(ctx, k)
+	case fnErr = <-fnDone:
+		fnReturned = true
+		reason = ReasonResigned
+		if k.Context().Err() != nil { // the term had ended anyway
+			reason, fnErr = e.why(ctx, k), nil
+		}
+	}
+	e.clearTerm()
+	cancelFn(&DemotedError{Epoch: term.Epoch, Reason: reason})
+	e.cfg.Observer.demoted(term.Epoch, reason)
+
+	if fn != nil && !fnReturned {
+		<-fnDone // fn's context is cancelled; its error is that
+	}
+	_ = k.Stop()
+	if reason != ReasonLeaseLost {
+		// Only now, with fn done: a successor may start at once. After a
+		// missed deadline the lease may still be ours on the server for
+		// up to the safety margin; release bounds the attempt by that.
+		renewed := k.Lease()
+		e.release(ctx, &renewed)
+	}
+	if reason == ReasonResigned && fnErr != nil {
+		return reason, fnErr
+	}
+	return reason, nil
+}
+
+// freshen renews a lease at once when its local deadline is nearer than
+// the Keeper's first renewal: the deadline counts from when the acquire was
+// first sent, and an acquire that go-redis retried (a server coming back
+// up) can return with little of it left. Without this the new leader would
+// step down before it ever renewed. It returns an error only when the lease
+// is already gone; any other failure is left to the Keeper's deadline.
+func (e *Elector) freshen(ctx context.Context, lease *lock.Lease) error {
+	if time.Until(lease.Deadline(e.cfg.SafetyMargin)) > e.cfg.RenewInterval {
+		return nil
+	}
+	if err := e.locker.Extend(ctx, lease, lease.TTL); errors.Is(err, lock.ErrNotHeld) {
+		return err
+	}
+	return nil
+}
+
+// why classifies the end of the term k kept. The Keeper says whether a
+// renewal found the lease gone or the deadline passed; how late this
+// goroutine woke after that deadline tells a process that was not running
+// (paused, frozen) from one whose renewals Redis did not answer: the
+// Keeper fires at the deadline when the process runs.
+func (e *Elector) why(ctx context.Context, k *lock.Keeper) Reason {
+	err := k.Err()
+	switch {
+	case ctx.Err() != nil:
+		return ReasonStopped
+	case errors.Is(err, lock.ErrNotHeld):
+		return ReasonLeaseLost
+	case errors.Is(err, lock.ErrDeadline):
+		if time.Since(k.Deadline()) > e.cfg.RenewInterval {
+			return ReasonDeadlinePassed
+		}
+		return ReasonUnreachable
+	}
+	return ReasonStopped
+}
+
+// release gives the lease back (compare-and-delete, so never a successor's)
+// even after ctx ended, waiting no longer than the lease has left: past its
+// expiry there is nothing of ours to release. The outcome does not matter
+// to Run: a lease not released expires on its own.
+func (e *Elector) release(ctx context.Context, lease *lock.Lease) {
+	left := time.Until(lease.RequestedAt.Add(lease.TTL))
+	if left <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), left)
+	defer cancel()
+	_, _ = e.locker.Release(ctx, lease)
+}
+
+// sleep waits for d or for ctx to end, and reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
