@@ -1,0 +1,180 @@
+package election_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/fence"
+)
+
+// newClient is what an application would do; the examples compile but do
+// not run, for they need a server.
+func newClient() *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+}
+
+func ExampleNew() {
+	host, _ := os.Hostname()
+	e, err := election.New(newClient(), election.Config{
+		Name:          "report-builder",
+		NodeID:        host,
+		TTL:           10 * time.Second,
+		RenewInterval: 3 * time.Second, // at most TTL/2
+	})
+	if errors.Is(err, election.ErrRenewInterval) {
+		log.Fatal("renew interval too close to the TTL: ", err)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = e
+}
+
+// The callback style: fn runs for as long as this node leads, and every
+// write it makes carries the term's epoch.
+func ExampleElector_Run() {
+	e, err := election.New(newClient(), election.Config{Name: "report-builder"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	err = e.Run(ctx, func(ctx context.Context, term election.Term) error {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done(): // demoted or stopped: context.Cause says which
+				return nil
+			case <-tick.C:
+			}
+			err := term.Fencer.Set(ctx, "report:status", "running")
+			if errors.Is(err, fence.ErrStale) {
+				return nil // a newer leader has written: this term is over
+			}
+			if err != nil {
+				log.Printf("write: %v", err)
+			}
+		}
+	})
+	log.Print(err) // ctx ended
+}
+
+// The token-driven style: Run only holds leadership, and other goroutines
+// act in the leader's name with a snapshot of the term.
+func ExampleElector_Term() {
+	e, err := election.New(newClient(), election.Config{Name: "writer"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go func() { _ = e.Run(context.Background(), nil) }()
+
+	http.HandleFunc("/publish", func(w http.ResponseWriter, r *http.Request) {
+		term, ok := e.Term()
+		if !ok {
+			http.Error(w, "not the leader", http.StatusServiceUnavailable)
+			return
+		}
+		// Safe even if leadership ends right now: the write carries the
+		// epoch and is refused once a newer term has written.
+		if err := term.Fencer.Set(r.Context(), "published", r.FormValue("v")); err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+		}
+	})
+}
+
+// IsLeader is for display and metrics, never for deciding to write.
+func ExampleElector_IsLeader() {
+	e, err := election.New(newClient(), election.Config{Name: "writer"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	http.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "leader=%v\n", e.IsLeader())
+	})
+}
+
+// A node that only watches never calls Run.
+func ExampleElector_Leader() {
+	e, err := election.New(newClient(), election.Config{Name: "report-builder"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	info, err := e.Leader(context.Background())
+	switch {
+	case errors.Is(err, election.ErrNoLeader):
+		fmt.Println("nobody leads")
+	case err != nil:
+		log.Fatal(err)
+	default:
+		fmt.Printf("%s leads with epoch %d for at least %v more\n", info.NodeID, info.Epoch, info.TTL)
+	}
+}
+
+func ExampleElector_Epoch() {
+	e, err := election.New(newClient(), election.Config{Name: "writer"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if epoch, ok := e.Epoch(); ok {
+		// For a resource that is not Redis: compare the epoch there, in the
+		// same statement as the write (see package pgfence).
+		fmt.Println("writing with epoch", epoch)
+	}
+}
+
+// Wire the transitions to your own logger; the package logs nothing.
+func ExampleObserver() {
+	_, err := election.New(newClient(), election.Config{
+		Name: "report-builder",
+		Observer: election.Observer{
+			OnElected: func(epoch int64) { log.Printf("elected, epoch %d", epoch) },
+			OnDemoted: func(epoch int64, r election.Reason) { log.Printf("stepped down from epoch %d: %v", epoch, r) },
+			OnFollower: func(l election.LeaderInfo) {
+				log.Printf("following %s (epoch %d)", l.NodeID, l.Epoch)
+			},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// fn can tell from its context why its term ended.
+func ExampleDemotedError() {
+	cause := context.Cause(demotedContext())
+	var d *election.DemotedError
+	if errors.As(cause, &d) {
+		fmt.Println(d.Reason, errors.Is(cause, election.ErrDemoted))
+	}
+	// Output: deadline passed true
+}
+
+func demotedContext() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&election.DemotedError{Epoch: 7, Reason: election.ReasonDeadlinePassed})
+	return ctx
+}
+
+func ExampleReason_String() {
+	for _, r := range []election.Reason{
+		election.ReasonLeaseLost, election.ReasonUnreachable, election.ReasonDeadlinePassed,
+		election.ReasonStopped, election.ReasonResigned,
+	} {
+		fmt.Println(r)
+	}
+	// Output:
+	// lease lost
+	// redis unreachable
+	// deadline passed
+	// stopped
+	// resigned
+}
