@@ -3,8 +3,10 @@
 # 6379 or 5432), so they need the binaries, not running services. This
 # installs them with apt-get when they are missing and it can; otherwise it
 # says exactly what to install. REDIS_ADDR and PGFENCE_DSN stand in for a
-# missing binary.
+# missing binary. With the argument "redis" it checks Redis alone (the demo
+# needs nothing else).
 set -euo pipefail
+only=${1:-all}
 
 have_redis() { [ -n "${REDIS_ADDR:-}" ] || command -v redis-server >/dev/null; }
 have_postgres() {
@@ -15,7 +17,7 @@ have_postgres() {
 
 missing=()
 have_redis || missing+=(redis-server)
-have_postgres || missing+=(postgresql)
+[ "$only" = redis ] || have_postgres || missing+=(postgresql)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 sudo=""
