@@ -52,7 +52,7 @@ func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, term Ter
 		}
 		reason, err := e.lead(ctx, lease, fn)
 		if err != nil {
-			return fmt.Errorf("election: run %q: leader fn (epoch %d): %w", e.cfg.Name, lease.Token, err)
+			return fmt.Errorf("election: run %q: epoch %d: %w", e.cfg.Name, lease.Token, err)
 		}
 		if reason == ReasonResigned && !sleep(ctx, e.cfg.RetryInterval) {
 			return fmt.Errorf("election: run %q: %w", e.cfg.Name, ctx.Err())
@@ -101,7 +101,7 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 	k, err := e.locker.Keep(ctx, lease, e.cfg.RenewInterval)
 	if err != nil { // ruled out by Config validation; do not hold a lease we cannot keep
 		e.release(ctx, lease)
-		return ReasonStopped, err
+		return ReasonStopped, fmt.Errorf("keep the lease: %w", err)
 	}
 	term := Term{Epoch: lease.Token, Fencer: e.fence.Fencer(lease.Token)}
 	e.setTerm(term, k)
