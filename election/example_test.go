@@ -178,3 +178,13 @@ func ExampleReason_String() {
 	// stopped
 	// resigned
 }
+
+// New makes no round trip, so this runs without a server.
+func ExampleElector_NodeID() {
+	e, err := election.New(newClient(), election.Config{Name: "report-builder", NodeID: "worker-3"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(e.NodeID(), e.IsLeader())
+	// Output: worker-3 false
+}
