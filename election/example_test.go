@@ -181,7 +181,9 @@ func ExampleReason_String() {
 
 // New makes no round trip, so this runs without a server.
 func ExampleElector_NodeID() {
-	e, err := election.New(newClient(), election.Config{Name: "report-builder", NodeID: "worker-3"})
+	c := newClient()
+	defer c.Close()
+	e, err := election.New(c, election.Config{Name: "report-builder", NodeID: "worker-3"})
 	if err != nil {
 		log.Fatal(err)
 	}
