@@ -1,3 +1,25 @@
 module github.com/redis-primitives/go/bench
 
 go 1.26.0
+
+require (
+	github.com/bsm/redislock v0.9.4
+	github.com/go-redis/redis_rate/v10 v10.0.1
+	github.com/go-redsync/redsync/v4 v4.18.1
+	github.com/redis-primitives/go/election v0.1.0
+	github.com/redis-primitives/go/internal/redistest v0.1.0
+	github.com/redis-primitives/go/lock v0.1.0
+	github.com/redis-primitives/go/ratelimit v0.1.0
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/ulule/limiter/v3 v3.11.2
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	github.com/redis-primitives/go/fence v0.1.0 // indirect
+	github.com/redis-primitives/go/luascripts v0.1.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)

@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// runner holds one run's clients.
+type runner struct {
+	cfg     Config
+	addr    string
+	clients []*redis.Client
+}
+
+// client returns a new client of the server with a connection for every
+// goroutine and deadlines taken from the context. Each library gets one of
+// its own, so none waits for another's connections.
+func (r *runner) client() *redis.Client {
+	c := redis.NewClient(&redis.Options{
+		Addr:                  r.addr,
+		DisableIdentity:       true,
+		ContextTimeoutEnabled: true,
+		PoolSize:              r.cfg.Goroutines + 10,
+	})
+	r.clients = append(r.clients, c)
+	return c
+}
+
+func (r *runner) close() {
+	for _, c := range r.clients {
+		_ = c.Close()
+	}
+	r.clients = nil
+}
+
+// Run measures everything against the Redis server at addr and returns
+// the report. It writes keys under cfg.Prefix and leaves them; give it a
+// server of its own (cmd/bench starts one). It stops early, with ctx's
+// error, when ctx ends.
+func Run(ctx context.Context, addr string, cfg Config) (*Report, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, addr: addr}
+	defer r.close()
+	started := time.Now()
+	rep := &Report{Started: started, Config: ConfigJSON{
+		DurationSeconds: cfg.Duration.Seconds(), Goroutines: cfg.Goroutines, Rounds: cfg.Rounds,
+		Keys: cfg.Keys, MemoryKeys: cfg.MemoryKeys, Trials: cfg.Trials,
+	}}
+
+	admin := r.client()
+	if err := admin.Ping(ctx).Err(); err != nil {
+		return nil, fmt.Errorf("bench: redis at %s: %w", addr, err)
+	}
+	rep.Machine = machine(ctx, admin)
+	lim, err := newLimitRun(ctx, admin, addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	locks, err := r.lockCases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	locks[0].contenders = append(locks[0].contenders, contender{name: NameLimit,
+		note: "redis-benchmark: EVALSHA of one SET NX PX, not pipelined; its rate halved; latencies per call",
+		run: func(ctx context.Context, d time.Duration) (sample, error) {
+			s, err := lim.run(ctx, d)
+			s.Ops /= 2
+			s.OK /= 2
+			return s, err
+		}})
+	limiters, err := r.limiterCases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cases := append(locks, limiters...)
+
+	cfg.logf("warm-up and preparation (%v per contender)", cfg.Warmup)
+	for _, c := range cases {
+		c.samples = make([][]sample, len(c.contenders))
+		for _, ct := range c.contenders {
+			if ct.prepare != nil {
+				if err := ct.prepare(ctx); err != nil {
+					return nil, fmt.Errorf("bench: %s, %s: prepare: %w", c.title, ct.name, err)
+				}
+			}
+			if cfg.Warmup > 0 {
+				if _, err := runOnce(ctx, ct, cfg.Warmup); err != nil {
+					return nil, fmt.Errorf("bench: %s, %s: warm-up: %w", c.title, ct.name, err)
+				}
+			}
+		}
+	}
+
+	for round := range cfg.Rounds {
+		cfg.logf("round %d of %d", round+1, cfg.Rounds)
+		for _, c := range cases {
+			for _, i := range order(len(c.contenders), round) {
+				ct := c.contenders[i]
+				s, err := runOnce(ctx, ct, cfg.Duration)
+				if err != nil {
+					return nil, fmt.Errorf("bench: %s, %s, round %d: %w", c.title, ct.name, round+1, err)
+				}
+				c.samples[i] = append(c.samples[i], s)
+				cfg.logf("  %-22s %-32s %9.0f %s  p50 %7.0fµs  p99 %7.0fµs", c.id, ct.name, s.rate(), c.unit, us(s.p50), us(s.p99))
+			}
+		}
+	}
+	for _, c := range cases {
+		rep.Tables = append(rep.Tables, c.table())
+	}
+	limitRow := rowOf("redis-benchmark EVALSHA SET NX PX", "calls/s, 50 clients, not pipelined", limitCalls(locks[0]), nil)
+	rep.Limit = &limitRow
+
+	cfg.logf("memory per key: %d keys, %d requests each, limit %d per %v", cfg.MemoryKeys, memoryQuota.n+memoryExtra, memoryQuota.n, memoryQuota.window)
+	if rep.Memory, err = r.memory(ctx); err != nil {
+		return nil, err
+	}
+
+	if rep.Election, err = r.election(ctx); err != nil {
+		return nil, err
+	}
+
+	rep.Targets = targets(cases, rep)
+	rep.Took = time.Since(started).Seconds()
+	rep.Machine.LoadEnd = loadAvg()
+	return rep, nil
+}
+
+// runOnce runs one contender once. Every operation gets a context with a
+// deadline, as a request handler's would have: some libraries add one of
+// their own when there is none, which would be measured as theirs.
+func runOnce(ctx context.Context, ct contender, d time.Duration) (sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, d+time.Minute)
+	defer cancel()
+	return ct.run(ctx, d)
+}
+
+// limitCalls recovers redis-benchmark's own call rate from the halved
+// samples of the limit's row.
+func limitCalls(c *benchCase) []sample {
+	for i, ct := range c.contenders {
+		if ct.name == NameLimit {
+			var out []sample
+			for _, s := range c.samples[i] {
+				s.Ops *= 2
+				s.OK *= 2
+				out = append(out, s)
+			}
+			return out
+		}
+	}
+	return nil
+}

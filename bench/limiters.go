@@ -1,0 +1,209 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+	"github.com/ulule/limiter/v3"
+	ulredis "github.com/ulule/limiter/v3/drivers/store/redis"
+
+	"github.com/redis-primitives/go/ratelimit"
+)
+
+// A quota is a limit in the terms every library understands: n requests
+// per window. What each library makes of it:
+//
+//   - sliding log, sliding counter: n per sliding window;
+//   - GCRA (ours and redis_rate): n per window sustained, burst n;
+//   - the two-limit policy: GCRA n per window, burst n, and a sliding
+//     counter of 24·n per day (the daily limit never binds here: it is
+//     the second limit's cost that is measured);
+//   - ulule/limiter: n per fixed window that starts at a key's first
+//     request (an INCR with a TTL). It counts rejected requests too.
+type quota struct {
+	n      int
+	window time.Duration
+}
+
+// admitQuota admits everything the benchmark can send: a million a second.
+var admitQuota = quota{n: 1_000_000, window: time.Second}
+
+// rejectQuota admits 5 an hour; the keys are spent before the first round,
+// so every measured request on them is a rejection.
+var rejectQuota = quota{n: 5, window: time.Hour}
+
+// memoryQuota is the "limit of 100 per minute".
+var memoryQuota = quota{n: 100, window: time.Minute}
+
+// An allower makes one rate-limited request on key and reports whether it
+// was admitted.
+type allower func(ctx context.Context, key string) (bool, error)
+
+// limiterImpl is one library, or one of our algorithms, under test.
+type limiterImpl struct {
+	name string
+	note string
+	// prefix is where its keys go in Redis, for the memory measurement.
+	keyPattern func(prefix string) string
+	make       func(c *redis.Client, prefix string, q quota) (allower, error)
+}
+
+func ourRule(name string, q quota) ratelimit.Rule {
+	switch name {
+	case NameOursLog:
+		return ratelimit.SlidingLog(q.n, q.window)
+	case NameOursCounter:
+		return ratelimit.SlidingCounter(q.n, q.window)
+	case NameOursGCRA:
+		return ratelimit.GCRA(q.n, q.window, q.n)
+	default:
+		return ratelimit.Policy{ratelimit.GCRA(q.n, q.window, q.n), ratelimit.SlidingCounter(24*q.n, 24*time.Hour)}
+	}
+}
+
+func oursAllower(name string) func(c *redis.Client, prefix string, q quota) (allower, error) {
+	return func(c *redis.Client, prefix string, q quota) (allower, error) {
+		l, err := ratelimit.New(c, ratelimit.WithPrefix(prefix))
+		if err != nil {
+			return nil, err
+		}
+		rule := ourRule(name, q)
+		return func(ctx context.Context, key string) (bool, error) {
+			res, err := l.Allow(ctx, key, rule)
+			return res.Allowed, err
+		}, nil
+	}
+}
+
+func limiterImpls() []limiterImpl {
+	ours := func(name, note string) limiterImpl {
+		return limiterImpl{name: name, note: note,
+			keyPattern: func(prefix string) string { return prefix + "*" },
+			make:       oursAllower(name)}
+	}
+	return []limiterImpl{
+		ours(NameOursLog, "SlidingLog(n, window)"),
+		ours(NameOursCounter, "SlidingCounter(n, window)"),
+		ours(NameOursGCRA, "GCRA(n, window, burst n)"),
+		ours(NameOursPolicy, "Policy{GCRA(n, window, n), SlidingCounter(24n, 24h)}"),
+		{name: NameRedisRate, note: "GCRA: Limit{Rate: n, Burst: n, Period: window}",
+			// redis_rate's prefix "rate:" is fixed; ours goes into the key.
+			keyPattern: func(prefix string) string { return "rate:" + prefix + "*" },
+			make: func(c *redis.Client, prefix string, q quota) (allower, error) {
+				l := redis_rate.NewLimiter(c)
+				lim := redis_rate.Limit{Rate: q.n, Burst: q.n, Period: q.window}
+				return func(ctx context.Context, key string) (bool, error) {
+					res, err := l.Allow(ctx, prefix+key, lim)
+					if err != nil {
+						return false, err
+					}
+					return res.Allowed > 0, nil
+				}, nil
+			}},
+		{name: NameUlule, note: "fixed window (INCR + PEXPIRE): Rate{Limit: n, Period: window}",
+			keyPattern: func(prefix string) string { return prefix + "*" },
+			make: func(c *redis.Client, prefix string, q quota) (allower, error) {
+				store, err := ulredis.NewStoreWithOptions(c, limiter.StoreOptions{Prefix: prefix[:len(prefix)-1]})
+				if err != nil {
+					return nil, err
+				}
+				l := limiter.New(store, limiter.Rate{Limit: int64(q.n), Period: q.window})
+				return func(ctx context.Context, key string) (bool, error) {
+					res, err := l.Get(ctx, key)
+					return !res.Reached, err
+				}, nil
+			}},
+	}
+}
+
+// limiterScenario is one limiter table: a quota on one hot key or many.
+type limiterScenario struct {
+	id    string
+	title string
+	q     quota
+	hot   bool
+}
+
+func (r *runner) limiterScenarios() []limiterScenario {
+	return []limiterScenario{
+		{TableLimitHotAdmit, "Limiters, 1 hot key, a limit that admits every request", admitQuota, true},
+		{TableLimitManyAdmit, fmt.Sprintf("Limiters, %d keys, a limit that admits every request", r.cfg.Keys), admitQuota, false},
+		{TableLimitHotReject, "Limiters, 1 hot key, a limit that rejects (5 per hour, spent before the first round)", rejectQuota, true},
+		{TableLimitManyReject, fmt.Sprintf("Limiters, %d keys, a limit that rejects (5 per hour, each key spent before the first round)", r.cfg.Keys), rejectQuota, false},
+	}
+}
+
+// limiterCases builds the four limiter tables. Each library has a client
+// of its own, shared by its four cases.
+func (r *runner) limiterCases(ctx context.Context) ([]*benchCase, error) {
+	var cases []*benchCase
+	for _, sc := range r.limiterScenarios() {
+		cases = append(cases, &benchCase{id: sc.id, title: sc.title, unit: "requests/s", okUnit: "admitted/s", ref: NameRedisRate})
+	}
+	for _, im := range limiterImpls() {
+		c := r.client()
+		for si, sc := range r.limiterScenarios() {
+			prefix := r.cfg.Prefix + "rl:" + im.name + ":" + sc.id + ":"
+			allow, err := im.make(c, prefix, sc.q)
+			if err != nil {
+				return nil, fmt.Errorf("bench: %s: %w", im.name, err)
+			}
+			keys := []string{"hot"}
+			if !sc.hot {
+				keys = make([]string, r.cfg.Keys)
+				for i := range keys {
+					keys[i] = "k" + strconv.Itoa(i)
+				}
+			}
+			g := r.cfg.Goroutines
+			ct := contender{name: im.name, note: im.note, ref: im.name == NameRedisRate,
+				run: func(ctx context.Context, d time.Duration) (sample, error) {
+					return measure(ctx, g, d, func(ctx context.Context, g, i int) (bool, error) {
+						if len(keys) == 1 {
+							return allow(ctx, keys[0])
+						}
+						return allow(ctx, keys[keyOf(g, i, r.cfg.Goroutines, len(keys))])
+					})
+				}}
+			if sc.q == rejectQuota {
+				ct.prepare = func(ctx context.Context) error { return r.spend(ctx, allow, keys, sc.q.n) }
+			}
+			cases[si].contenders = append(cases[si].contenders, ct)
+		}
+	}
+	return cases, nil
+}
+
+// spend makes n requests on every key, so the quota of each is used up
+// before the first measured round.
+func (r *runner) spend(ctx context.Context, allow allower, keys []string, n int) error {
+	workers := min(r.cfg.Goroutines, len(keys))
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		firstEr error
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < len(keys); k += workers {
+				for range n {
+					if _, err := allow(ctx, keys[k]); err != nil {
+						mu.Lock()
+						firstEr = err
+						mu.Unlock()
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstEr
+}

@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/lock"
+)
+
+// lockTTL is long enough that no lease expires during an operation: every
+// acquisition is released by the same operation.
+const lockTTL = 10 * time.Second
+
+// A locker makes one attempt to take a lock and, if it got it, releases
+// it at once. It reports whether it got it.
+type locker func(ctx context.Context, key string) (bool, error)
+
+func oursLocker(c *redis.Client, prefix string) (locker, error) {
+	l, err := lock.New(c, lock.WithPrefix(prefix))
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, key string) (bool, error) {
+		lease, err := l.Acquire(ctx, key, lockTTL)
+		if errors.Is(err, lock.ErrHeld) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		ok, err := l.Release(ctx, lease)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return false, fmt.Errorf("bench: lock %q: release of a live lease reported it lost", key)
+		}
+		return true, nil
+	}, nil
+}
+
+func redislockLocker(c *redis.Client) locker {
+	l := redislock.New(c)
+	return func(ctx context.Context, key string) (bool, error) {
+		// nil options: the default retry strategy, which is not to retry.
+		lk, err := l.Obtain(ctx, key, lockTTL, nil)
+		if errors.Is(err, redislock.ErrNotObtained) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		if err := lk.Release(ctx); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+}
+
+func redsyncLocker(c *redis.Client) locker {
+	rs := redsync.New(goredis.NewPool(c))
+	return func(ctx context.Context, key string) (bool, error) {
+		m := rs.NewMutex(key, redsync.WithTries(1), redsync.WithExpiry(lockTTL))
+		err := m.LockContext(ctx)
+		var taken *redsync.ErrTaken
+		if errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		ok, err := m.UnlockContext(ctx)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return false, fmt.Errorf("bench: redsync %q: unlock of a live lock reported false", key)
+		}
+		return true, nil
+	}
+}
+
+// lockCases builds the two lock tables: acquire+release on cfg.Keys keys
+// (one block of keys per goroutine, so uncontended) and on one key that
+// every goroutine wants.
+func (r *runner) lockCases(ctx context.Context) ([]*benchCase, error) {
+	type impl struct {
+		name, note string
+		ref        bool
+		prefix     string
+		make       func(c *redis.Client, prefix string) (locker, error)
+	}
+	impls := []impl{
+		{name: NameOursLock, ref: true, prefix: "ours:", note: "Acquire (fencing token) + Release",
+			make: oursLocker},
+		{name: NameRedislock, prefix: "redislock:", note: "Obtain (no retry) + Release",
+			make: func(c *redis.Client, _ string) (locker, error) { return redislockLocker(c), nil }},
+		{name: NameRedsync, prefix: "redsync:", note: "one pool, WithTries(1): LockContext + UnlockContext",
+			make: func(c *redis.Client, _ string) (locker, error) { return redsyncLocker(c), nil }},
+	}
+
+	many := &benchCase{id: TableLockMany,
+		title: fmt.Sprintf("Locks, %d keys (uncontended): acquire+release pairs", r.cfg.Keys),
+		unit:  "pairs/s", okUnit: "acquired/s", ref: NameOursLock}
+	hot := &benchCase{id: TableLockHot,
+		title: "Locks, 1 key (contended): attempts, and the acquisitions among them",
+		unit:  "attempts/s", okUnit: "acquired/s", ref: NameOursLock}
+
+	for _, im := range impls {
+		base := r.cfg.Prefix + "lock:" + im.prefix
+		c := r.client()
+		lk, err := im.make(c, base)
+		if err != nil {
+			return nil, err
+		}
+		keyBase := ""
+		if im.name != NameOursLock { // ours puts the prefix in front itself
+			keyBase = base
+		}
+		keys := make([]string, r.cfg.Keys)
+		for i := range keys {
+			keys[i] = keyBase + "k" + strconv.Itoa(i)
+		}
+		hotKey := keyBase + "hot"
+		g := r.cfg.Goroutines
+		many.contenders = append(many.contenders, contender{name: im.name, note: im.note, ref: im.ref,
+			run: func(ctx context.Context, d time.Duration) (sample, error) {
+				return measure(ctx, g, d, func(ctx context.Context, g, i int) (bool, error) {
+					ok, err := lk(ctx, keys[keyOf(g, i, r.cfg.Goroutines, len(keys))])
+					if err == nil && !ok {
+						err = fmt.Errorf("bench: %s refused a lock no one else uses", im.name)
+					}
+					return ok, err
+				})
+			}})
+		hot.contenders = append(hot.contenders, contender{name: im.name, note: im.note, ref: im.ref,
+			run: func(ctx context.Context, d time.Duration) (sample, error) {
+				return measure(ctx, g, d, func(ctx context.Context, _, _ int) (bool, error) {
+					return lk(ctx, hotKey)
+				})
+			}})
+	}
+	return []*benchCase{many, hot}, nil
+}

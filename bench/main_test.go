@@ -1,0 +1,9 @@
+package bench_test
+
+import (
+	"testing"
+
+	"github.com/redis-primitives/go/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.VerifyMain(m) }

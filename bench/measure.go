@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// An op is one operation of a case, run by goroutine g for the i-th time.
+// It reports whether the operation got what it asked for (the lock was
+// acquired, the request admitted); an error stops the measurement.
+type op func(ctx context.Context, g, i int) (bool, error)
+
+// sample is one run of one contender.
+type sample struct {
+	Ops     int64 // operations completed
+	OK      int64 // of which got what they asked for
+	Elapsed time.Duration
+	p50     time.Duration
+	p99     time.Duration
+	Mallocs uint64 // heap objects allocated during the run, by the whole process
+	Bytes   uint64
+	noAlloc bool // allocations not measured (the limit runs in another process)
+}
+
+func (s sample) rate() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Ops) / s.Elapsed.Seconds()
+}
+
+func (s sample) okRate() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.OK) / s.Elapsed.Seconds()
+}
+
+func (s sample) perOp(v uint64) float64 {
+	if s.noAlloc || s.Ops == 0 {
+		return -1
+	}
+	return float64(v) / float64(s.Ops)
+}
+
+// measure runs fn on goroutines goroutines for about d and returns what
+// they did. Every goroutine is started and waiting before the clock and
+// the allocation counters are read, so neither counts their start-up.
+func measure(ctx context.Context, goroutines int, d time.Duration, fn op) (sample, error) {
+	hists := make([]histogram, goroutines)
+	ops := make([]int64, goroutines)
+	oks := make([]int64, goroutines)
+	var (
+		stop    atomic.Bool
+		errOnce sync.Once
+		firstE  error
+		wg      sync.WaitGroup
+		ready   sync.WaitGroup
+		start   = make(chan struct{})
+	)
+	wg.Add(goroutines)
+	ready.Add(goroutines)
+	for g := range goroutines {
+		go func() {
+			defer wg.Done()
+			h := &hists[g]
+			var n, ok int64
+			ready.Done()
+			<-start
+			for i := 0; !stop.Load(); i++ {
+				t0 := time.Now()
+				got, err := fn(ctx, g, i)
+				h.record(time.Since(t0))
+				if err != nil {
+					errOnce.Do(func() { firstE = err })
+					stop.Store(true)
+					break
+				}
+				n++
+				if got {
+					ok++
+				}
+			}
+			ops[g], oks[g] = n, ok
+		}()
+	}
+	ready.Wait()
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	t0 := time.Now()
+	close(start)
+	timer := time.NewTimer(d)
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	timer.Stop()
+	stop.Store(true)
+	wg.Wait()
+	elapsed := time.Since(t0)
+	runtime.ReadMemStats(&after)
+
+	if firstE != nil {
+		return sample{}, firstE
+	}
+	if err := ctx.Err(); err != nil {
+		return sample{}, err
+	}
+	var all histogram
+	s := sample{Elapsed: elapsed, Mallocs: after.Mallocs - before.Mallocs, Bytes: after.TotalAlloc - before.TotalAlloc}
+	for g := range goroutines {
+		all.merge(&hists[g])
+		s.Ops += ops[g]
+		s.OK += oks[g]
+	}
+	s.p50, s.p99 = all.quantile(0.50), all.quantile(0.99)
+	return s, nil
+}

@@ -1,0 +1,168 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// MemoryRow is what one limiter keeps in Redis for cfg.MemoryKeys keys,
+// each sent memoryExtra more requests than its limit of 100 per minute
+// admits.
+type MemoryRow struct {
+	Name string `json:"name"`
+	Note string `json:"note"`
+	// Keys is how many keys were filled; RedisKeys how many Redis keys
+	// that made (ours keeps a small meta hash beside each limit's state).
+	Keys      int `json:"keys"`
+	RedisKeys int `json:"redis_keys"`
+	// Sent and Admitted are requests per key.
+	Sent     int     `json:"sent_per_key"`
+	Admitted float64 `json:"admitted_per_key"`
+	// UsagePerKey is the sum of MEMORY USAGE (SAMPLES 0, exact) over the
+	// Redis keys, divided by Keys.
+	UsagePerKey float64 `json:"memory_usage_bytes_per_key"`
+	// UsedMemoryPerKey is the growth of INFO used_memory during the fill,
+	// divided by Keys: it includes the keyspace's own overhead (dict
+	// entries, expiry entries) that MEMORY USAGE leaves out.
+	UsedMemoryPerKey float64 `json:"used_memory_bytes_per_key"`
+	// PerAdmitted is UsagePerKey divided by the admitted requests per key:
+	// the cost of one admitted request, for the sliding log.
+	PerAdmitted float64 `json:"bytes_per_admitted_request,omitempty"`
+	// MaxMembers is the largest sliding-log sorted set found (ZCARD): it
+	// must not exceed the limit.
+	MaxMembers int64 `json:"max_log_members,omitempty"`
+}
+
+// memoryExtra requests beyond the limit are sent to each key, so the
+// figures show what a key holds once its limit is reached and exceeded.
+const memoryExtra = 10
+
+func (r *runner) memory(ctx context.Context) ([]MemoryRow, error) {
+	c := r.client()
+	var rows []MemoryRow
+	for _, im := range limiterImpls() {
+		prefix := r.cfg.Prefix + "mem:" + im.name + ":"
+		allow, err := im.make(c, prefix, memoryQuota)
+		if err != nil {
+			return nil, fmt.Errorf("bench: memory %s: %w", im.name, err)
+		}
+		keys := make([]string, r.cfg.MemoryKeys)
+		for i := range keys {
+			keys[i] = "k" + strconv.Itoa(i)
+		}
+		before, err := usedMemory(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		sent := memoryQuota.n + memoryExtra
+		admitted, err := r.fill(ctx, allow, keys, sent)
+		if err != nil {
+			return nil, fmt.Errorf("bench: memory %s: %w", im.name, err)
+		}
+		after, err := usedMemory(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		row := MemoryRow{Name: im.name, Note: im.note, Keys: len(keys), Sent: sent,
+			Admitted:         float64(admitted) / float64(len(keys)),
+			UsedMemoryPerKey: float64(after-before) / float64(len(keys))}
+		found, err := scanKeys(ctx, c, im.keyPattern(prefix))
+		if err != nil {
+			return nil, err
+		}
+		row.RedisKeys = len(found)
+		var total int64
+		pipe := c.Pipeline()
+		usage := make([]*redis.IntCmd, len(found))
+		for i, k := range found {
+			usage[i] = pipe.MemoryUsage(ctx, k, 0)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, fmt.Errorf("bench: MEMORY USAGE: %w", err)
+		}
+		for _, u := range usage {
+			total += u.Val()
+		}
+		row.UsagePerKey = float64(total) / float64(len(keys))
+		if im.name == NameOursLog {
+			row.PerAdmitted = row.UsagePerKey / row.Admitted
+			for _, k := range found {
+				if !strings.Contains(k, "}:log:") {
+					continue
+				}
+				n, err := c.ZCard(ctx, k).Result()
+				if err != nil {
+					return nil, err
+				}
+				row.MaxMembers = max(row.MaxMembers, n)
+			}
+		}
+		r.cfg.logf("  memory %-18s %6.0f B/key (MEMORY USAGE), %6.0f B/key (used_memory)", im.name, row.UsagePerKey, row.UsedMemoryPerKey)
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// fill sends n requests to every key and counts the admitted ones.
+func (r *runner) fill(ctx context.Context, allow allower, keys []string, n int) (int64, error) {
+	workers := min(r.cfg.Goroutines, len(keys))
+	var (
+		wg       sync.WaitGroup
+		admitted atomic.Int64
+		errMu    sync.Mutex
+		firstErr error
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < len(keys); k += workers {
+				for range n {
+					ok, err := allow(ctx, keys[k])
+					if err != nil {
+						errMu.Lock()
+						firstErr = err
+						errMu.Unlock()
+						return
+					}
+					if ok {
+						admitted.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return admitted.Load(), firstErr
+}
+
+func usedMemory(ctx context.Context, c *redis.Client) (int64, error) {
+	info, err := c.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, fmt.Errorf("bench: INFO memory: %w", err)
+	}
+	for line := range strings.SplitSeq(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("bench: INFO memory has no used_memory")
+}
+
+func scanKeys(ctx context.Context, c *redis.Client, pattern string) ([]string, error) {
+	var keys []string
+	iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return nil, fmt.Errorf("bench: SCAN %s: %w", pattern, err)
+	}
+	return keys, nil
+}
