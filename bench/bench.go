@@ -102,12 +102,22 @@ func Run(ctx context.Context, addr string, cfg Config) (*Report, error) {
 		for _, c := range cases {
 			for _, i := range order(len(c.contenders), round) {
 				ct := c.contenders[i]
+				before, err := readServerStats(ctx, admin)
+				if err != nil {
+					return nil, err
+				}
 				s, err := runOnce(ctx, ct, cfg.Duration)
 				if err != nil {
 					return nil, fmt.Errorf("bench: %s, %s, round %d: %w", c.title, ct.name, round+1, err)
 				}
+				after, err := readServerStats(ctx, admin)
+				if err != nil {
+					return nil, err
+				}
+				s.SrvCmd, s.SrvCPU = after.cmd-before.cmd, after.cpu-before.cpu
 				c.samples[i] = append(c.samples[i], s)
-				cfg.logf("  %-22s %-32s %9.0f %s  p50 %7.0fµs  p99 %7.0fµs", c.id, ct.name, s.rate(), c.unit, us(s.p50), us(s.p99))
+				cfg.logf("  %-20s %-32s %9.0f %-10s p50 %5.0fµs  p99 %5.0fµs  server %5.1fµs/op (commands %5.1f)",
+					c.id, ct.name, s.rate(), c.unit, us(s.p50), us(s.p99), s.srvPerOp(s.SrvCPU), s.srvPerOp(s.SrvCmd))
 			}
 		}
 	}

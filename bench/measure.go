@@ -23,6 +23,12 @@ type sample struct {
 	Mallocs uint64 // heap objects allocated during the run, by the whole process
 	Bytes   uint64
 	noAlloc bool // allocations not measured (the limit runs in another process)
+	// The server's side, from INFO before and after the run: the time its
+	// commands took (commandstats, summed over commands) and the CPU time
+	// its process used (used_cpu_user + used_cpu_sys, which also counts
+	// reading and writing the sockets).
+	SrvCmd time.Duration
+	SrvCPU time.Duration
 }
 
 func (s sample) rate() float64 {
@@ -37,6 +43,14 @@ func (s sample) okRate() float64 {
 		return 0
 	}
 	return float64(s.OK) / s.Elapsed.Seconds()
+}
+
+// srvPerOp returns d per operation in microseconds.
+func (s sample) srvPerOp(d time.Duration) float64 {
+	if s.Ops == 0 {
+		return 0
+	}
+	return us(d) / float64(s.Ops)
 }
 
 func (s sample) perOp(v uint64) float64 {

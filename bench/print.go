@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,7 +19,8 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "run: %d rounds of %gs per contender, %d goroutines, %d keys; took %.0fs\n",
 		r.Config.Rounds, r.Config.DurationSeconds, r.Config.Goroutines, r.Config.Keys, r.Took)
 	fmt.Fprintln(w, "rows: median round by rate; × ref: median over rounds of (rate ÷ the ref row's rate in the same round);")
-	fmt.Fprintln(w, "latency per operation; allocs and bytes per operation from runtime.MemStats deltas of the whole process.")
+	fmt.Fprintln(w, "latency per operation; allocs and bytes per operation from runtime.MemStats deltas of the whole process;")
+	fmt.Fprintln(w, "srv CPU: redis-server's CPU time per operation (INFO cpu); srv cmd: the part its commands took (INFO commandstats).")
 	if l := r.Limit; l != nil {
 		fmt.Fprintf(w, "\nThe limit: redis-benchmark, EVALSHA of one SET NX PX, %d clients, not pipelined: %s calls/s (p50 %s µs, p99 %s µs; rounds %s).\n",
 			r.Config.Goroutines, num(l.Rate), num1(l.P50), num1(l.P99), rounds(l.Rounds))
@@ -27,10 +29,10 @@ func (r *Report) Print(w io.Writer) {
 	for _, t := range r.Tables {
 		fmt.Fprintf(w, "\n%s (× ref: ÷ %s)\n", t.Title, t.Ref)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t× ref\tp50 µs\tp99 µs\tallocs/op\tB/op\trounds (%s)\t\n", "", t.Unit, t.OKUnit, t.Unit)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t× ref\tp50 µs\tp99 µs\tallocs/op\tB/op\tsrv CPU µs/op\tsrv cmd µs/op\trounds (%s)\t\n", "", t.Unit, t.OKUnit, t.Unit)
 		for _, row := range t.Rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", row.Name, num(row.Rate), num(row.OKRate), row.Ratio,
-				num1(row.P50), num1(row.P99), alloc(row.AllocsPerOp), alloc(row.BytesPerOp), rounds(row.Rounds))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t\n", row.Name, num(row.Rate), num(row.OKRate), row.Ratio,
+				num1(row.P50), num1(row.P99), alloc(row.AllocsPerOp), alloc(row.BytesPerOp), row.ServerCPU, row.ServerCmd, rounds(row.Rounds))
 		}
 		_ = tw.Flush()
 	}
@@ -47,17 +49,18 @@ func (r *Report) Print(w io.Writer) {
 		}
 	}
 	if len(r.Memory) > 0 {
-		fmt.Fprintf(w, "\nMemory per key: %d keys, each sent %d requests under a limit of %d per %v\n",
-			r.Memory[0].Keys, r.Memory[0].Sent, memoryQuota.n, memoryQuota.window)
+		fmt.Fprintf(w, "\nMemory per key: keys filled with %d requests more than their limit per %v admits (MEMORY USAGE SAMPLES 0, summed over a key's Redis keys)\n",
+			memoryExtra, memoryQuota.window)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "\tMEMORY USAGE B/key\tused_memory B/key\tRedis keys\tadmitted/key\tB/admitted\tmax log members\t")
+		fmt.Fprintln(tw, "\tlimit\tkeys\tMEMORY USAGE B/key\tused_memory B/key\tRedis keys\tadmitted/key\tB/admitted\tmax log members\tparts (B/key)\t")
 		for _, m := range r.Memory {
 			per, members := "", ""
 			if m.PerAdmitted > 0 {
 				per = fmt.Sprintf("%.1f", m.PerAdmitted)
 				members = strconv.FormatInt(m.MaxMembers, 10)
 			}
-			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%d\t%.0f\t%s\t%s\t\n", m.Name, m.UsagePerKey, m.UsedMemoryPerKey, m.RedisKeys, m.Admitted, per, members)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%d\t%.0f\t%s\t%s\t%s\t\n", m.Name, m.Limit, m.Keys, m.UsagePerKey, m.UsedMemoryPerKey,
+				m.RedisKeys, m.Admitted, per, members, parts(m.Parts))
 		}
 		_ = tw.Flush()
 	}
@@ -125,6 +128,19 @@ func alloc(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func parts(p map[string]float64) string {
+	names := make([]string, 0, len(p))
+	for k := range p {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := make([]string, len(names))
+	for i, k := range names {
+		out[i] = fmt.Sprintf("%s %.0f", k, p[k])
+	}
+	return strings.Join(out, " + ")
 }
 
 func rounds(rs []float64) string {

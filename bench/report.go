@@ -84,6 +84,11 @@ type Row struct {
 	// the median round; -1 when not measured (the limit).
 	AllocsPerOp float64 `json:"allocs_per_op"`
 	BytesPerOp  float64 `json:"bytes_per_op"`
+	// ServerCPU is the redis-server process's CPU time per operation
+	// (INFO cpu), ServerCmd the part its commands took (INFO
+	// commandstats), in microseconds, over the median round.
+	ServerCPU float64 `json:"server_cpu_us_per_op"`
+	ServerCmd float64 `json:"server_commands_us_per_op"`
 	// Rounds holds the rate of every round, in order.
 	Rounds []float64 `json:"rounds"`
 }
@@ -164,6 +169,7 @@ func rowOf(name, note string, ss, ref []sample) Row {
 	row.Rate, row.OKRate = m.rate(), m.okRate()
 	row.P50, row.P99 = us(m.p50), us(m.p99)
 	row.AllocsPerOp, row.BytesPerOp = m.perOp(m.Mallocs), m.perOp(m.Bytes)
+	row.ServerCPU, row.ServerCmd = m.srvPerOp(m.SrvCPU), m.srvPerOp(m.SrvCmd)
 	var ratios []float64
 	for i, s := range ss {
 		row.Rounds = append(row.Rounds, s.rate())
