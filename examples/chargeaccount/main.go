@@ -15,7 +15,7 @@
 //	cd examples && go run ./chargeaccount -unfenced  # the same without Guard: charged twice
 //
 // It starts its own redis-server and PostgreSQL unless REDIS_ADDR and
-// DATABASE_URL name servers to use.
+// DATABASE_URL (or PGFENCE_DSN) name servers to use.
 package main
 
 import (
@@ -56,7 +56,7 @@ func mainErr(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer stopPG()
-	fmt.Printf("redis %s (%s), postgres %s (%s)\n", addr, origin(startedRedis, "REDIS_ADDR"), servers.Redact(dsn), origin(startedPG, "DATABASE_URL"))
+	fmt.Printf("redis %s (%s), postgres %s (%s)\n", addr, origin(startedRedis, "REDIS_ADDR"), servers.Redact(dsn), origin(startedPG, "DATABASE_URL or PGFENCE_DSN"))
 	cfg.redisAddr, cfg.dsn = addr, dsn
 	_, err = run(ctx, cfg, os.Stdout)
 	return err

@@ -16,7 +16,7 @@
 //
 // With -for 0 it runs until Ctrl-C and stops no leader on its own. It starts
 // its own redis-server and PostgreSQL unless REDIS_ADDR and DATABASE_URL
-// name servers to use.
+// (or PGFENCE_DSN) name servers to use.
 package main
 
 import (
@@ -58,7 +58,7 @@ func mainErr(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer stopPG()
-	fmt.Printf("redis %s (%s), postgres %s (%s)\n", addr, origin(startedRedis, "REDIS_ADDR"), servers.Redact(dsn), origin(startedPG, "DATABASE_URL"))
+	fmt.Printf("redis %s (%s), postgres %s (%s)\n", addr, origin(startedRedis, "REDIS_ADDR"), servers.Redact(dsn), origin(startedPG, "DATABASE_URL or PGFENCE_DSN"))
 	cfg.redisAddr, cfg.dsn = addr, dsn
 	_, err = run(ctx, cfg, os.Stdout)
 	if ctx.Err() != nil && cfg.runFor == 0 {

@@ -31,13 +31,16 @@ func Redis() (addr string, started bool, stop func() error, err error) {
 	return s.Addr(), true, s.Close, nil
 }
 
-// Postgres returns DATABASE_URL if it is set, with a stop that does
-// nothing; otherwise it starts a PostgreSQL server (initdb and postgres
-// from PATH or /usr/lib/postgresql/*/bin), creates a database for the
-// example in it, and stop stops the server.
+// Postgres returns DATABASE_URL, or else PGFENCE_DSN (the variable the
+// tests read), if one is set, with a stop that does nothing; otherwise it
+// starts a PostgreSQL server (initdb and postgres from PATH or
+// /usr/lib/postgresql/*/bin), creates a database for the example in it, and
+// stop stops the server.
 func Postgres(ctx context.Context, database string) (dsn string, started bool, stop func() error, err error) {
-	if dsn := os.Getenv("DATABASE_URL"); dsn != "" {
-		return dsn, false, func() error { return nil }, nil
+	for _, env := range []string{"DATABASE_URL", "PGFENCE_DSN"} {
+		if dsn := os.Getenv(env); dsn != "" {
+			return dsn, false, func() error { return nil }, nil
+		}
 	}
 	admin, stop, err := pgtest.Launch()
 	if err != nil {

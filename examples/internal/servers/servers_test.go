@@ -20,6 +20,7 @@ func TestMain(m *testing.M) { redistest.VerifyMain(m) }
 func TestStartedServersAnswerAndAreGoneAfterStop(t *testing.T) {
 	t.Setenv("REDIS_ADDR", "")
 	t.Setenv("DATABASE_URL", "")
+	t.Setenv("PGFENCE_DSN", "")
 	ctx := context.Background()
 
 	addr, started, stop, err := servers.Redis()
