@@ -79,6 +79,7 @@ func (l *limitRun) run(ctx context.Context, d time.Duration) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
+	s.CliCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	l.rate = s.rate()
 	return s, nil
 }

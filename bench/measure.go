@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -29,6 +30,9 @@ type sample struct {
 	// reading and writing the sockets).
 	SrvCmd time.Duration
 	SrvCPU time.Duration
+	// CliCPU is the CPU time (user + system) the client used: this whole
+	// process, or redis-benchmark's for the limit.
+	CliCPU time.Duration
 }
 
 func (s sample) rate() float64 {
@@ -105,6 +109,7 @@ func measure(ctx context.Context, goroutines int, d time.Duration, fn op) (sampl
 
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	cpu0 := processCPU()
 	t0 := time.Now()
 	close(start)
 	timer := time.NewTimer(d)
@@ -116,6 +121,7 @@ func measure(ctx context.Context, goroutines int, d time.Duration, fn op) (sampl
 	stop.Store(true)
 	wg.Wait()
 	elapsed := time.Since(t0)
+	cpu := processCPU() - cpu0
 	runtime.ReadMemStats(&after)
 
 	if firstE != nil {
@@ -125,7 +131,7 @@ func measure(ctx context.Context, goroutines int, d time.Duration, fn op) (sampl
 		return sample{}, err
 	}
 	var all histogram
-	s := sample{Elapsed: elapsed, Mallocs: after.Mallocs - before.Mallocs, Bytes: after.TotalAlloc - before.TotalAlloc}
+	s := sample{Elapsed: elapsed, Mallocs: after.Mallocs - before.Mallocs, Bytes: after.TotalAlloc - before.TotalAlloc, CliCPU: cpu}
 	for g := range goroutines {
 		all.merge(&hists[g])
 		s.Ops += ops[g]
@@ -133,4 +139,14 @@ func measure(ctx context.Context, goroutines int, d time.Duration, fn op) (sampl
 	}
 	s.p50, s.p99 = all.quantile(0.50), all.quantile(0.99)
 	return s, nil
+}
+
+// processCPU is the CPU time this process has used so far, user and
+// system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

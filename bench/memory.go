@@ -199,3 +199,22 @@ func scanKeys(ctx context.Context, c *redis.Client, pattern string) ([]string, e
 	}
 	return keys, nil
 }
+
+// deleteKeys deletes every key matching the patterns with DEL, which frees
+// them before it returns (UNLINK would free them in the background).
+func deleteKeys(ctx context.Context, c *redis.Client, patterns ...string) error {
+	for _, p := range patterns {
+		keys, err := scanKeys(ctx, c, p)
+		if err != nil {
+			return err
+		}
+		for len(keys) > 0 {
+			n := min(len(keys), 1000)
+			if err := c.Del(ctx, keys[:n]...).Err(); err != nil {
+				return fmt.Errorf("bench: DEL: %w", err)
+			}
+			keys = keys[n:]
+		}
+	}
+	return nil
+}

@@ -20,6 +20,7 @@ func (r *Report) Print(w io.Writer) {
 		r.Config.Rounds, r.Config.DurationSeconds, r.Config.Goroutines, r.Config.Keys, r.Took)
 	fmt.Fprintln(w, "rows: median round by rate; × ref: median over rounds of (rate ÷ the ref row's rate in the same round);")
 	fmt.Fprintln(w, "latency per operation; allocs and bytes per operation from runtime.MemStats deltas of the whole process;")
+	fmt.Fprintln(w, "cli CPU: the client's CPU time per operation (getrusage: this process, or redis-benchmark's);")
 	fmt.Fprintln(w, "srv CPU: redis-server's CPU time per operation (INFO cpu); srv cmd: the part its commands took (INFO commandstats).")
 	if l := r.Limit; l != nil {
 		fmt.Fprintf(w, "\nThe limit: redis-benchmark, EVALSHA of one SET NX PX, %d clients, not pipelined: %s calls/s (p50 %s µs, p99 %s µs; rounds %s).\n",
@@ -29,10 +30,10 @@ func (r *Report) Print(w io.Writer) {
 	for _, t := range r.Tables {
 		fmt.Fprintf(w, "\n%s (× ref: ÷ %s)\n", t.Title, t.Ref)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t× ref\tp50 µs\tp99 µs\tallocs/op\tB/op\tsrv CPU µs/op\tsrv cmd µs/op\trounds (%s)\t\n", "", t.Unit, t.OKUnit, t.Unit)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t× ref\tp50 µs\tp99 µs\tallocs/op\tB/op\tcli CPU µs/op\tsrv CPU µs/op\tsrv cmd µs/op\trounds (%s)\t\n", "", t.Unit, t.OKUnit, t.Unit)
 		for _, row := range t.Rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t\n", row.Name, num(row.Rate), num(row.OKRate), row.Ratio,
-				num1(row.P50), num1(row.P99), alloc(row.AllocsPerOp), alloc(row.BytesPerOp), row.ServerCPU, row.ServerCmd, rounds(row.Rounds))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%s\t\n", row.Name, num(row.Rate), num(row.OKRate), row.Ratio,
+				num1(row.P50), num1(row.P99), alloc(row.AllocsPerOp), alloc(row.BytesPerOp), row.ClientCPU, row.ServerCPU, row.ServerCmd, rounds(row.Rounds))
 		}
 		_ = tw.Flush()
 	}

@@ -89,6 +89,9 @@ type Row struct {
 	// commandstats), in microseconds, over the median round.
 	ServerCPU float64 `json:"server_cpu_us_per_op"`
 	ServerCmd float64 `json:"server_commands_us_per_op"`
+	// ClientCPU is the client's CPU time per operation in microseconds:
+	// this process's (getrusage), or redis-benchmark's for the limit.
+	ClientCPU float64 `json:"client_cpu_us_per_op"`
 	// Rounds holds the rate of every round, in order.
 	Rounds []float64 `json:"rounds"`
 }
@@ -170,6 +173,7 @@ func rowOf(name, note string, ss, ref []sample) Row {
 	row.P50, row.P99 = us(m.p50), us(m.p99)
 	row.AllocsPerOp, row.BytesPerOp = m.perOp(m.Mallocs), m.perOp(m.Bytes)
 	row.ServerCPU, row.ServerCmd = m.srvPerOp(m.SrvCPU), m.srvPerOp(m.SrvCmd)
+	row.ClientCPU = m.srvPerOp(m.CliCPU)
 	var ratios []float64
 	for i, s := range ss {
 		row.Rounds = append(row.Rounds, s.rate())
