@@ -110,7 +110,11 @@ func childMain() int {
 				result = "error"
 			}
 			say("write", "sent", sent.UnixNano(), "epoch", term.Epoch, "result", result)
-			if ctx.Err() != nil { // demoted: stop acting as leader
+			// Demoted: stop acting as leader. Unless the process was frozen
+			// since this write was sent: then it goes round once more, and
+			// writes on waking like code paused between its check and its
+			// write, which is what the parent watches for.
+			if ctx.Err() != nil && time.Since(sent) < 100*time.Millisecond {
 				return nil
 			}
 			time.Sleep(10 * time.Millisecond) // deliberately deaf to ctx: the write above runs first on waking
