@@ -95,11 +95,15 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 	// The Keeper is the step-down rule: it renews every RenewInterval and
 	// cancels its context when a renewal finds the lease gone or when the
 	// local deadline passes without a successful renewal.
-	if err := e.freshen(ctx, lease); err != nil {
-		return ReasonLeaseLost, nil
-	}
 	k, err := e.locker.Keep(ctx, lease, e.cfg.RenewInterval)
-	if err != nil { // ruled out by Config validation; do not hold a lease we cannot keep
+	switch {
+	case errors.Is(err, lock.ErrLeaseLost):
+		// The acquire came back too late to trust (a server coming back
+		// up) and the renewal that would have proven it failed: this term
+		// never began. Contend again.
+		e.release(ctx, lease)
+		return ReasonLeaseLost, nil
+	case err != nil: // ruled out by Config validation; do not hold a lease we cannot keep
 		e.release(ctx, lease)
 		return ReasonStopped, fmt.Errorf("keep the lease: %w", err)
 	}
@@ -149,22 +153,6 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 		return reason, fnErr
 	}
 	return reason, nil
-}
-
-// freshen renews a lease at once when its local deadline is nearer than
-// the Keeper's first renewal: the deadline counts from when the acquire was
-// first sent, and an acquire that go-redis retried (a server coming back
-// up) can return with little of it left. Without this the new leader would
-// step down before it ever renewed. It returns an error only when the lease
-// is already gone; any other failure is left to the Keeper's deadline.
-func (e *Elector) freshen(ctx context.Context, lease *lock.Lease) error {
-	if time.Until(lease.Deadline(e.cfg.SafetyMargin)) > e.cfg.RenewInterval {
-		return nil
-	}
-	if err := e.locker.Extend(ctx, lease, lease.TTL); errors.Is(err, lock.ErrNotHeld) {
-		return err
-	}
-	return nil
 }
 
 // why classifies the end of the term k kept. The Keeper says whether a

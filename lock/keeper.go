@@ -44,6 +44,10 @@ type Keeper struct {
 // interval must be positive and shorter than the TTL minus the safety
 // margin, or Keep returns ErrInvalidTTL. A third of the TTL leaves two
 // chances to renew before the deadline.
+//
+// A lease with less than one interval left before its deadline is renewed
+// before Keep returns; if that renewal fails, Keep returns an error matching
+// ErrLeaseLost and the caller must not act as the holder.
 func (l *Locker) Keep(ctx context.Context, lease *Lease, interval time.Duration) (*Keeper, error) {
 	if err := checkLease(lease); err != nil {
 		return nil, err
@@ -57,9 +61,33 @@ func (l *Locker) Keep(ctx context.Context, lease *Lease, interval time.Duration)
 		halt: make(chan struct{}), done: make(chan struct{}),
 		lease: *lease,
 	}
+	if time.Until(lease.Deadline(margin)) < interval {
+		if err := k.renewNow(ctx); err != nil {
+			return nil, err
+		}
+	}
 	k.ctx, k.cancel = context.WithCancelCause(ctx)
 	go k.run()
 	return k, nil
+}
+
+// renewNow proves a lease that arrived with less than one interval to its
+// deadline before anyone acts on it: an acquire can return late (go-redis
+// retried it while the server came back up), and the deadline counts from
+// when it was first sent. Without this the holder would start work on a
+// lease that lapses before the first renewal, or has lapsed already.
+func (k *Keeper) renewNow(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, k.interval)
+	defer cancel()
+	sent := time.Now()
+	if err := k.locker.extend(ctx, &k.lease, k.lease.TTL); err != nil {
+		if errors.Is(err, ErrNotHeld) {
+			return fmt.Errorf("%w: %w", ErrLeaseLost, err)
+		}
+		return fmt.Errorf("%w: %w; renewal: %w", ErrLeaseLost, ErrDeadline, err)
+	}
+	k.lease.RequestedAt = sent
+	return nil
 }
 
 func checkInterval(ttl, interval, margin time.Duration) error {
@@ -121,7 +149,10 @@ func (k *Keeper) run() {
 	deadline := lease.Deadline(k.margin)
 	expire := time.NewTimer(time.Until(deadline))
 	defer expire.Stop()
-	next := time.NewTimer(k.interval)
+	// The first renewal comes sooner when the lease arrives with less than
+	// an interval left (an acquire that go-redis retried while the server
+	// came back up): halfway to the deadline, not after it.
+	next := time.NewTimer(min(k.interval, time.Until(deadline)/2))
 	defer next.Stop()
 
 	// callCtx ends every renewal call on Stop. The renewal itself runs in a

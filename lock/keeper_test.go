@@ -88,3 +88,59 @@ func TestKeepRejectsARenewIntervalThatCannotBeatTheDeadline(t *testing.T) {
 		t.Errorf("nil lease: %v", err)
 	}
 }
+
+// An acquire can return with little of its lease left: go-redis retries a
+// call while the server comes back up, and the deadline counts from the
+// first send. A Keeper that waited a whole interval for its first renewal
+// would let such a lease lapse under a holder that runs normally.
+func TestKeeperRenewsALeaseThatArrivesNearItsDeadlineBeforeItLapses(t *testing.T) {
+	s := redistest.Start(t)
+	l := newLocker(t, s)
+	const ttl, interval = 300 * time.Millisecond, 100 * time.Millisecond
+	lease := mustAcquire(t, l, "job", ttl)
+	// Age the lease as a slow acquire would: 240ms of its 300ms gone, so the
+	// local deadline (minus the default margin of ttl/100+2ms) is ~55ms away,
+	// less than one renew interval.
+	lease.RequestedAt = lease.RequestedAt.Add(-240 * time.Millisecond)
+	k, err := l.Keep(context.Background(), lease, interval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+	time.Sleep(2 * ttl)
+	if err := k.Context().Err(); err != nil {
+		t.Fatalf("a running holder lost a lease that arrived %v before its deadline: %v",
+			time.Until(lease.Deadline(0)), context.Cause(k.Context()))
+	}
+}
+
+// A lease whose deadline passed before Keep (the acquire returned later
+// than its TTL) is renewed before anyone acts on it, and Keep refuses a
+// lease that a renewal finds gone instead of handing out a live context.
+func TestKeepProvesALateLeaseFirstAndRefusesOneThatIsGone(t *testing.T) {
+	s := redistest.Start(t)
+	l := newLocker(t, s)
+	const ttl, interval = 300 * time.Millisecond, 100 * time.Millisecond
+	late := mustAcquire(t, l, "late", ttl)
+	late.RequestedAt = late.RequestedAt.Add(-time.Second) // deadline long past
+	k, err := l.Keep(context.Background(), late, interval)
+	if err != nil {
+		t.Fatalf("keep a late lease the server still holds: %v", err)
+	}
+	if left := time.Until(k.Deadline()); left < ttl/2 {
+		t.Fatalf("after Keep the deadline is %v away; the proving renewal should have moved it ~%v out", left, ttl)
+	}
+	_ = k.Stop()
+
+	gone := mustAcquire(t, l, "gone", ttl)
+	if err := client(t, s).Del(context.Background(), lockKey(s, "gone")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	gone.RequestedAt = gone.RequestedAt.Add(-time.Second)
+	if k, err := l.Keep(context.Background(), gone, interval); !errors.Is(err, lock.ErrLeaseLost) || !errors.Is(err, lock.ErrNotHeld) {
+		if k != nil {
+			_ = k.Stop()
+		}
+		t.Fatalf("keep a lease that is gone: %v, want ErrLeaseLost and ErrNotHeld", err)
+	}
+}
