@@ -5,9 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
 	"github.com/redis-primitives/go/internal/redistest"
@@ -63,25 +60,8 @@ func TestPerKeyMarksLetStaleHolderWriteUntouchedKeysButScopeDoesNot(t *testing.T
 // On Redis Cluster every script must touch one slot. A real cluster node
 // answers CROSSSLOT otherwise, so this runs each write on one.
 func TestFencedWritesRunOnRedisClusterWithMarkInTheDataSlot(t *testing.T) {
-	s := redistest.Start(t, redistest.Own(), redistest.Args("--cluster-enabled", "yes"))
+	_, cc := redistest.StartClusterNode(t)
 	ctx := context.Background()
-	admin := s.Client(t)
-	if err := admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		info, err := admin.ClusterInfo(ctx).Result()
-		if err == nil && strings.Contains(info, "cluster_state:ok") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cluster not ok: %s %v", info, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{s.Addr()}})
-	t.Cleanup(func() { _ = cc.Close() })
 
 	// The node refuses a script whose keys span slots: the check is real.
 	if err := cc.Eval(ctx, "return 1", []string{"{a}x", "{b}y"}).Err(); err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {

@@ -12,8 +12,7 @@ var (
 	// ErrInvalidN: n is zero or less, or more than a limit could ever admit
 	// at once (its capacity), so waiting would never help.
 	ErrInvalidN = errors.New("ratelimit: invalid n")
-	// ErrInvalidKey: the key is empty or contains '{' or '}', which would
-	// change the key's Redis Cluster hash tag.
+	// ErrInvalidKey: the key is empty.
 	ErrInvalidKey = errors.New("ratelimit: invalid key")
 	// ErrInvalidOption: New was given a nil client or a prefix with '{' or
 	// '}'.

@@ -27,7 +27,8 @@ type Option func(*Limiter)
 
 // WithPrefix sets the prefix of every key the Limiter writes (default
 // DefaultPrefix). A key "user:42" and a limit become keys such as
-// "ratelimit:{user:42}:log:100:60000000".
+// "ratelimit:{user:42}:log:100:60000000" ('{', '}' and '%' in a key are
+// escaped so that the key cannot move the hash tag).
 func WithPrefix(prefix string) Option {
 	return func(l *Limiter) { l.prefix = prefix }
 }
@@ -88,8 +89,8 @@ func (l *Limiter) Peek(ctx context.Context, key string, r Rule) (Result, error) 
 
 // run validates, calls the script once and reads its reply.
 func (l *Limiter) run(ctx context.Context, script *luascripts.Script, mode, key string, r Rule, n int) (Result, error) {
-	if key == "" || strings.ContainsAny(key, "{}") {
-		return Result{}, fmt.Errorf("%w: %q (must be non-empty, without '{' or '}')", ErrInvalidKey, key)
+	if key == "" {
+		return Result{}, fmt.Errorf("%w: empty key", ErrInvalidKey)
 	}
 	limits, err := validateRule(r, n)
 	if err != nil {
@@ -97,7 +98,7 @@ func (l *Limiter) run(ctx context.Context, script *luascripts.Script, mode, key 
 	}
 	// One hash tag for every key of the call: Redis Cluster puts them in one
 	// slot, so the script may touch them all.
-	base := l.prefix + "{" + key + "}:"
+	base := l.prefix + "{" + tagEscaper.Replace(key) + "}:"
 	keys := make([]string, 1, 1+len(limits))
 	keys[0] = base + "meta"
 	pinned := ""
@@ -122,6 +123,12 @@ func (l *Limiter) run(ctx context.Context, script *luascripts.Script, mode, key 
 	}
 	return decode(reply, limits), nil
 }
+
+// tagEscaper keeps a user's key from ending or emptying the hash tag it is
+// placed in ("}" would give the tag "{}", which Redis ignores, scattering
+// the call's keys over slots). Escaping '%' as well keeps it one-to-one, so
+// distinct keys keep distinct limits.
+var tagEscaper = strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D")
 
 // decode turns the script's reply into a Result and picks the binding
 // limit.

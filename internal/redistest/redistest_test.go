@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -216,5 +217,16 @@ func TestLaunchedServerIsGoneAfterClose(t *testing.T) {
 	}
 	if alive(pid) {
 		t.Fatalf("pid %d survived Close", pid)
+	}
+}
+
+func TestClusterNodeRefusesACrossSlotScript(t *testing.T) {
+	_, cc := redistest.StartClusterNode(t)
+	ctx := context.Background()
+	if err := cc.Eval(ctx, "return 1", []string{"{a}x", "{a}y"}).Err(); err != nil {
+		t.Fatalf("same-slot script: %v", err)
+	}
+	if err := cc.Eval(ctx, "return 1", []string{"{a}x", "{b}y"}).Err(); err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
+		t.Fatalf("cross-slot script: %v, want CROSSSLOT", err)
 	}
 }

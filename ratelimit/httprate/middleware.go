@@ -90,6 +90,13 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		cancel()
 		if err != nil {
 			m.report(r, err)
+			if refused(err) {
+				// Not an outage: the request itself cannot be metered (an
+				// empty key). Serving it would let a client opt out of the
+				// limit by sending what maps to no key.
+				problem(w, http.StatusInternalServerError, "Internal Server Error", "the request could not be mapped to a rate-limit key")
+				return
+			}
 			if m.cfg.Unavailable == FailClosed {
 				w.Header().Set("Retry-After", "1")
 				problem(w, http.StatusServiceUnavailable, "Service Unavailable", "the rate limiter cannot decide right now")
@@ -109,6 +116,13 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refused reports whether the limiter rejected its input, as opposed to
+// Redis failing to answer: only the latter is what Unavailable is for.
+func refused(err error) bool {
+	return errors.Is(err, ratelimit.ErrInvalidKey) || errors.Is(err, ratelimit.ErrInvalidN) ||
+		errors.Is(err, ratelimit.ErrInvalidLimit)
 }
 
 func (m *Middleware) report(r *http.Request, err error) {

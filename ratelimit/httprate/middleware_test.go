@@ -184,3 +184,43 @@ func TestNewRejectsAConfigThatCannotWork(t *testing.T) {
 		}
 	}
 }
+
+// A key function that yields no key is a bug or an attack, not an outage:
+// failing open on it would let a client skip the limit by sending a request
+// that maps to nothing. And a key with braces is metered like any other.
+func TestRequestWithNoKeyIsRefusedEvenWhenFailingOpen(t *testing.T) {
+	s := redistest.Start(t)
+	sv := serve(t, s, httprate.Config{
+		Policy:      ratelimit.Policy{ratelimit.SlidingLog(1, time.Minute)},
+		Unavailable: httprate.FailOpen,
+		Key:         func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil },
+	})
+	req := func(key string) int {
+		r, err := http.NewRequest("GET", sv.srv.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("X-API-Key", key)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i := 0; i < 3; i++ {
+		if code := req(""); code != http.StatusInternalServerError {
+			t.Fatalf("request %d with no key: %d, want 500", i, code)
+		}
+	}
+	if code := req("k}{"); code != http.StatusOK {
+		t.Fatalf("first request with a braced key: %d", code)
+	}
+	if code := req("k}{"); code != http.StatusTooManyRequests {
+		t.Fatalf("second request with a braced key: %d, want 429", code)
+	}
+	if n := sv.calls.Load(); n != 1 {
+		t.Fatalf("handler ran %d times, want 1", n)
+	}
+}
