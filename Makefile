@@ -10,8 +10,11 @@ test: servers
 lint: check-modules
 	scripts/lint.sh
 
+# Every failure next to its fix, measured; it starts its own redis-server.
+# DEMOFLAGS="-json out.json -svg out.svg" writes the figures and timelines.
 demo:
-	@echo "make demo: the demo arrives with the demo issue; 'make test' runs every failure reproduction today."
+	scripts/ensure-servers.sh redis
+	cd examples && go run ./demo $(DEMOFLAGS)
 
 # Measures this project against the libraries users would pick instead, in
 # one run against one redis-server it starts itself (see BENCHMARKS.md).
