@@ -29,11 +29,19 @@ func (r *runner) client() *redis.Client {
 	return c
 }
 
-func (r *runner) close() {
+func (r *runner) close() { r.closeAllBut(nil) }
+
+// closeAllBut closes every client but keep.
+func (r *runner) closeAllBut(keep *redis.Client) {
+	var kept []*redis.Client
 	for _, c := range r.clients {
+		if c == keep {
+			kept = append(kept, c)
+			continue
+		}
 		_ = c.Close()
 	}
-	r.clients = nil
+	r.clients = kept
 }
 
 // Run measures everything against the Redis server at addr and returns
@@ -127,10 +135,16 @@ func Run(ctx context.Context, addr string, cfg Config) (*Report, error) {
 	limitRow := rowOf("redis-benchmark EVALSHA SET NX PX", "calls/s, 50 clients, not pipelined", limitCalls(locks[0]), nil)
 	rep.Limit = &limitRow
 
-	// The admitting limits' keys expire a second or two after the last
-	// round; freed while the memory is measured, they would make
-	// used_memory shrink. Delete them first, synchronously.
+	// What the rounds leave would be freed while the memory is measured
+	// and make used_memory shrink under it: the admitting limits' keys,
+	// which expire a second or two after the last round (deleted now,
+	// synchronously), and the hundreds of connections the rounds used,
+	// whose buffers the server trims while they sit idle (closed now).
 	if err := deleteKeys(ctx, admin, cfg.Prefix+"rl:*", "rate:"+cfg.Prefix+"rl:*"); err != nil {
+		return nil, err
+	}
+	r.closeAllBut(admin)
+	if err := waitClients(ctx, admin, 1); err != nil {
 		return nil, err
 	}
 	cfg.logf("memory per key: %d keys, %d requests each, limit %d per %v", cfg.MemoryKeys, memoryQuota.n+memoryExtra, memoryQuota.n, memoryQuota.window)

@@ -29,7 +29,8 @@ type MemoryRow struct {
 	UsagePerKey float64 `json:"memory_usage_bytes_per_key"`
 	// UsedMemoryPerKey is the growth of INFO used_memory during the fill,
 	// divided by Keys: it includes the keyspace's own overhead (dict
-	// entries, expiry entries) that MEMORY USAGE leaves out.
+	// entries, expiry entries) that MEMORY USAGE leaves out, and noise
+	// (see usedMemory).
 	UsedMemoryPerKey float64 `json:"used_memory_bytes_per_key"`
 	// PerAdmitted is UsagePerKey divided by the admitted requests per key:
 	// the cost of one admitted request, for the sliding log.
@@ -175,6 +176,9 @@ func (r *runner) fill(ctx context.Context, allow allower, keys []string, n int) 
 	return admitted.Load(), firstErr
 }
 
+// usedMemory returns INFO's used_memory. It moves with more than keys
+// (client buffers, the Lua VM's garbage), so the growth it shows over a
+// fill is a rough second opinion beside MEMORY USAGE.
 func usedMemory(ctx context.Context, c *redis.Client) (int64, error) {
 	info, err := c.Info(ctx, "memory").Result()
 	if err != nil {
@@ -217,4 +221,29 @@ func deleteKeys(ctx context.Context, c *redis.Client, patterns ...string) error 
 		}
 	}
 	return nil
+}
+
+// waitClients waits, for up to five seconds, until the server has at most
+// n connected clients: it frees a closed connection's buffers when it
+// notices the close.
+func waitClients(ctx context.Context, c *redis.Client, n int) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := c.Info(ctx, "clients").Result()
+		if err != nil {
+			return fmt.Errorf("bench: INFO clients: %w", err)
+		}
+		for line := range strings.SplitSeq(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "connected_clients:"); ok {
+				if got, _ := strconv.Atoi(v); got <= n || time.Now().After(deadline) {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
