@@ -26,6 +26,11 @@ func (s *Server) StartReplica(t testing.TB) *Server {
 	if err := waitLinkUp(r.addr, 10*time.Second); err != nil {
 		t.Fatalf("redistest: replica %s of %s: %v", r.addr, s.addr, err)
 	}
+	// The replica reports its link up before the primary counts it as
+	// online; until then WAIT does not ask it for an acknowledgement.
+	if err := waitOnline(s.addr, r.port, 10*time.Second); err != nil {
+		t.Fatalf("redistest: replica %s of %s: %v", r.addr, s.addr, err)
+	}
 	return r
 }
 
@@ -75,5 +80,22 @@ func waitLinkUp(addr string, wait time.Duration) error {
 			return fmt.Errorf("replication link not up within %v (last error: %v)", wait, err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func waitOnline(primary string, replicaPort int, wait time.Duration) error {
+	c := redis.NewClient(&redis.Options{Addr: primary, DisableIdentity: true})
+	defer c.Close()
+	want := "port=" + strconv.Itoa(replicaPort) + ",state=online"
+	deadline := time.Now().Add(wait)
+	for {
+		info, err := c.Info(context.Background(), "replication").Result()
+		if err == nil && strings.Contains(info, want) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("primary does not list the replica online within %v (last error: %v)", wait, err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
