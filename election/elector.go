@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis-primitives/go/fence"
 	"github.com/redis-primitives/go/lock"
+	"github.com/redis-primitives/go/luascripts"
 )
 
 // Client is what an Elector needs of a go-redis client: package lock's
@@ -40,10 +40,7 @@ type Elector struct {
 // with ErrNilClient for a nil client, and ErrInvalidConfig (with
 // ErrRenewInterval for a RenewInterval above TTL/2) for a bad cfg.
 func New(client Client, cfg Config) (*Elector, error) {
-	if client == nil {
-		return nil, ErrNilClient
-	}
-	if v := reflect.ValueOf(client); v.Kind() == reflect.Pointer && v.IsNil() {
+	if luascripts.IsNil(client) {
 		return nil, ErrNilClient
 	}
 	cfg, err := cfg.withDefaults()

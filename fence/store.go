@@ -2,7 +2,6 @@ package fence
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/redis-primitives/go/luascripts"
@@ -53,7 +52,7 @@ func WithScope(name string) Option {
 // It fails with ErrNilClient for a nil client and ErrInvalidOption for a
 // bad option.
 func New(client luascripts.Client, opts ...Option) (*Store, error) {
-	if isNil(client) {
+	if luascripts.IsNil(client) {
 		return nil, ErrNilClient
 	}
 	s := &Store{client: client}
@@ -74,14 +73,4 @@ func (s *Store) Scope() string {
 		return ""
 	}
 	return s.scope
-}
-
-// isNil catches a typed nil pointer in the interface too, which would
-// otherwise panic on the first call.
-func isNil(c luascripts.Client) bool {
-	if c == nil {
-		return true
-	}
-	v := reflect.ValueOf(c)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -110,3 +110,15 @@ func TestServerTimeIsTheServersClock(t *testing.T) {
 		t.Fatalf("server time is %v away from ours", d)
 	}
 }
+
+func TestIsNilSeesANilClientInsideTheInterface(t *testing.T) {
+	var typed *redis.Client
+	if !luascripts.IsNil(nil) || !luascripts.IsNil(typed) {
+		t.Fatal("a nil client was not seen as nil")
+	}
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	if luascripts.IsNil(c) {
+		t.Fatal("a live client was seen as nil")
+	}
+}
