@@ -2,7 +2,9 @@
 -- previous bucket's count weighted by how much of it still overlaps the
 -- sliding window. O(1) memory per key. It assumes the previous bucket's
 -- traffic was uniform; see the package documentation for its error.
--- State: hash with i (bucket index), c (its count), p (count of bucket i-1).
+-- State: a string of t (the guard: the latest time decided at, 7 bytes),
+-- then c (the count of t's bucket) and p (the count of the bucket before),
+-- w bytes each. The bucket index is floor(t / window).
 local function counter_parts(st, t)
   local idx = math.floor(t / st.win)
   local cur, prev = 0, 0
@@ -20,13 +22,43 @@ local function counter_avail(st, t)
   return math.max(math.floor(st.cap - est + EPS), 0)
 end
 
+-- How long until the state at now is empty: the key's TTL.
+local function counter_reset(st)
+  local _, cur, prev, e = counter_parts(st, st.now)
+  if cur > 0 then
+    return 2 * st.win - e
+  elseif prev > 0 then
+    return st.win - e
+  end
+  return 0
+end
+
+-- Rebases the state on now, with cur more requests in now's bucket, and
+-- stores it (with the TTL of when it will be empty).
+local function counter_store(st, k)
+  local idx, cur, prev = counter_parts(st, st.now)
+  st.i, st.c, st.p, st.t = idx, cur + k, prev, st.now
+  local w = width(math.max(st.c, st.p))
+  local v = struct.pack('>I7I' .. w .. 'I' .. w, st.now, st.c, st.p)
+  redis.call('SET', st.key, v, 'PX', ms_ceil(counter_reset(st)))
+end
+
 ALG['counter'] = {
-  load = function(key, cap, win, _, now)
-    local h = redis.call('HMGET', key, 'i', 'c', 'p')
-    local st = { key = key, cap = cap, win = win, now = now,
-      i = tonumber(h[1]), c = tonumber(h[2]) or 0, p = tonumber(h[3]) or 0 }
-    st.avail = counter_avail(st, now)
+  read = function(key, cap, win, _)
+    local st = { key = key, cap = cap, win = win, c = 0, p = 0 }
+    local v = redis.call('GET', key)
+    if v then
+      local w = (#v - 7) / 2
+      local f = 'I' .. w
+      st.t, st.c, st.p = struct.unpack('>I7' .. f .. f, v)
+      st.i = math.floor(st.t / win)
+    end
     return st
+  end,
+
+  load = function(st, now)
+    st.now = now
+    st.avail = counter_avail(st, now)
   end,
 
   retry = function(st, need)
@@ -48,26 +80,17 @@ ALG['counter'] = {
     return settle(guess, need, function(t) return counter_avail(st, t) end, st.now)
   end,
 
-  reset = function(st)
-    local _, cur, prev, e = counter_parts(st, st.now)
-    if cur > 0 then
-      return 2 * st.win - e
-    elseif prev > 0 then
-      return st.win - e
-    end
-    return 0
-  end,
+  reset = counter_reset,
 
   apply = function(st, k)
-    local idx, cur, prev, e = counter_parts(st, st.now)
-    st.i, st.c, st.p = idx, cur + k, prev
-    redis.call('HSET', st.key, 'i', int(idx), 'c', int(cur + k), 'p', int(prev))
-    redis.call('PEXPIRE', st.key, ms_ceil(2 * st.win - e))
+    counter_store(st, k)
     st.avail = counter_avail(st, st.now)
-    return st.avail, 2 * st.win - e
+    return st.avail, counter_reset(st)
   end,
 
-  horizon = function(cap, win, _)
-    return 2 * win
+  touch = function(st)
+    if counter_reset(st) > 0 then
+      counter_store(st, 0)
+    end
   end,
 }

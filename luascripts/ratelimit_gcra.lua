@@ -1,49 +1,85 @@
--- GCRA, kept as the equivalent continuous leaky bucket: the level (requests
--- still "in the bucket") at stamp s drains at rate/window per microsecond.
--- The theoretical arrival time of GCRA is s + level * window / rate. Storing
--- the small level rather than a 16-digit TAT keeps the float error far below
--- one request. O(1) memory per key. Capacity is the burst.
-local function gcra_level(st, t)
-  local drained = (t - st.s) * st.rate / st.win
-  return math.max(st.l - drained, 0)
+-- GCRA, kept as the equivalent leaky bucket in exact integers: one request
+-- adds `unit` to the backlog q, which drains `drain` per microsecond
+-- (unit / drain = window / rate, the emission interval, reduced by their
+-- greatest common divisor in Go). q / drain is how far GCRA's theoretical
+-- arrival time lies ahead of the stamp t. Capacity is the burst; the Go side
+-- checks capacity * unit < 2^53, so every value here is an exact integer and
+-- every wait is exact. O(1) memory per key.
+-- State: a string of t (the guard and stamp of q, 7 bytes) and q (w bytes).
+local function gcra_backlog(st, t)
+  return math.max(st.q - (t - st.t) * st.drain, 0)
 end
 
-local function gcra_avail(st, t)
-  return math.max(math.floor(st.cap - gcra_level(st, t) + EPS), 0)
+-- floor(a / b) and ceil(a / b) for non-negative integers below 2^53,
+-- corrected where the float quotient rounds across an integer.
+local function idiv(a, b)
+  local d = math.floor(a / b)
+  if d * b > a then
+    d = d - 1
+  elseif (d + 1) * b <= a then
+    d = d + 1
+  end
+  return d
+end
+
+local function cdiv(a, b)
+  local d = idiv(a, b)
+  if d * b < a then
+    d = d + 1
+  end
+  return d
+end
+
+local function gcra_avail(st, q)
+  return math.max(idiv(st.cap * st.unit - q, st.unit), 0)
+end
+
+local function gcra_store(st, q)
+  st.q, st.t = q, st.now
+  local w = width(q)
+  redis.call('SET', st.key, struct.pack('>I7I' .. w, st.now, q), 'PX', ms_ceil(cdiv(q, st.drain)))
 end
 
 ALG['gcra'] = {
-  load = function(key, cap, win, rate, now)
-    local h = redis.call('HMGET', key, 's', 'l')
-    local st = { key = key, cap = cap, win = win, rate = rate, now = now,
-      s = tonumber(h[1]) or now, l = tonumber(h[2]) or 0 }
-    st.avail = gcra_avail(st, now)
+  read = function(key, cap, unit, drain)
+    local st = { key = key, cap = cap, unit = unit, drain = drain, q = 0 }
+    local v = redis.call('GET', key)
+    if v then
+      st.t, st.q = struct.unpack('>I7I' .. (#v - 7), v)
+    end
     return st
   end,
 
+  load = function(st, now)
+    st.now = now
+    st.qnow = 0
+    if st.t then
+      st.qnow = gcra_backlog(st, now)
+    end
+    st.avail = gcra_avail(st, st.qnow)
+  end,
+
+  -- The backlog must fall to what leaves room for need.
   retry = function(st, need)
     if st.avail >= need then
       return 0
     end
-    local excess = gcra_level(st, st.now) - (st.cap - need)
-    return settle(excess * st.win / st.rate, need, function(t) return gcra_avail(st, t) end, st.now)
+    return cdiv(st.qnow - (st.cap - need) * st.unit, st.drain)
   end,
 
   reset = function(st)
-    return math.ceil(gcra_level(st, st.now) * st.win / st.rate)
+    return cdiv(st.qnow, st.drain)
   end,
 
   apply = function(st, k)
-    local level = gcra_level(st, st.now) + k
-    st.s, st.l = st.now, level
-    local full = math.ceil(level * st.win / st.rate)
-    redis.call('HSET', st.key, 's', int(st.now), 'l', string.format('%.17g', level))
-    redis.call('PEXPIRE', st.key, ms_ceil(full))
-    st.avail = gcra_avail(st, st.now)
-    return st.avail, full
+    gcra_store(st, st.qnow + k * st.unit)
+    st.avail = gcra_avail(st, st.q)
+    return st.avail, cdiv(st.q, st.drain)
   end,
 
-  horizon = function(cap, win, rate)
-    return cap * win / rate
+  touch = function(st)
+    if st.qnow > 0 then
+      gcra_store(st, st.qnow)
+    end
   end,
 }

@@ -1,17 +1,43 @@
 -- Sliding-window log: one sorted-set member per admitted request, scored by
 -- its time. Exact. Memory O(capacity) per key. Rejected requests are never
 -- recorded.
+--
+-- Members are "<time>-<c>", c running from the number of live members
+-- before the call plus one: unique even for many requests in one
+-- microsecond. Time on the key never goes back, so members scored `now`
+-- were all added by calls at `now`, and at one `now` the trim removes none
+-- of the live members (all are later than now - window): the live count
+-- only grows from call to call, and each call's c follow all earlier ones.
+--
+-- The guard is the score of the last member, the newest request. A
+-- rejection at a later time renames that member "<time>-<c>~<guard>" (score
+-- unchanged), so the set holds exactly the admitted requests and nothing
+-- else.
+local function log_guard(member, score)
+  local at = string.find(member, '~', 1, true)
+  if at then
+    return math.max(score, tonumber(string.sub(member, at + 1))), string.sub(member, 1, at - 1)
+  end
+  return score, member
+end
+
 ALG['log'] = {
-  load = function(key, cap, win, _, now)
-    local floor = now - win
-    local count
-    if READ_ONLY then
-      count = redis.call('ZCOUNT', key, '(' .. int(floor), '+inf')
-    else
-      redis.call('ZREMRANGEBYSCORE', key, '-inf', int(floor))
-      count = redis.call('ZCARD', key)
+  read = function(key, cap, win, _)
+    local st = { key = key, cap = cap, win = win, count = 0 }
+    local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+    if last[1] then
+      st.last, st.score = last[1], tonumber(last[2])
+      st.t, st.base = log_guard(st.last, st.score)
     end
-    return { key = key, cap = cap, win = win, now = now, count = count, avail = math.max(cap - count, 0) }
+    return st
+  end,
+
+  load = function(st, now)
+    st.now, st.floor = now, now - st.win
+    if st.t then
+      st.count = redis.call('ZCOUNT', st.key, '(' .. int(st.floor), '+inf')
+    end
+    st.avail = math.max(st.cap - st.count, 0)
   end,
 
   -- Wait until enough of the oldest live members age out.
@@ -20,7 +46,7 @@ ALG['log'] = {
       return 0
     end
     local idx = st.count - st.cap + need - 1
-    local r = redis.call('ZRANGEBYSCORE', st.key, '(' .. int(st.now - st.win), '+inf', 'WITHSCORES', 'LIMIT', idx, 1)
+    local r = redis.call('ZRANGEBYSCORE', st.key, '(' .. int(st.floor), '+inf', 'WITHSCORES', 'LIMIT', idx, 1)
     return tonumber(r[2]) + st.win - st.now
   end,
 
@@ -28,20 +54,16 @@ ALG['log'] = {
     if st.count == 0 then
       return 0
     end
-    local r = redis.call('ZRANGE', st.key, -1, -1, 'WITHSCORES')
-    return math.max(tonumber(r[2]) + st.win - st.now, 0)
+    return math.max(st.score + st.win - st.now, 0)
   end,
 
-  -- Members are "<time>-<sequence>": the per-key sequence (HINCRBY on the
-  -- meta hash) makes them unique even for many requests in one microsecond,
-  -- so ZADD never overwrites one and nothing is undercounted.
-  apply = function(st, k, meta)
-    local last = redis.call('HINCRBY', meta, 's', k)
+  apply = function(st, k)
+    redis.call('ZREMRANGEBYSCORE', st.key, '-inf', int(st.floor))
     local score = int(st.now)
     local args = {}
-    for seq = last - k + 1, last do
+    for c = st.count + 1, st.count + k do
       args[#args + 1] = score
-      args[#args + 1] = score .. '-' .. int(seq)
+      args[#args + 1] = score .. '-' .. c
       if #args >= 1000 then
         redis.call('ZADD', st.key, unpack(args))
         args = {}
@@ -56,7 +78,10 @@ ALG['log'] = {
     return st.avail, st.win
   end,
 
-  horizon = function(cap, win, _)
-    return win
+  touch = function(st)
+    if st.count > 0 then
+      redis.call('ZREM', st.key, st.last)
+      redis.call('ZADD', st.key, int(st.score), st.base .. '~' .. int(st.now))
+    end
   end,
 }

@@ -1,25 +1,37 @@
 -- The decision: every limit is read first, then either all of them consume
--- the same count or none does. Reply: { granted, allowed, now, then per
--- limit: allowed, remaining, retry-after us, reset-after us }.
-local meta = KEYS[1]
+-- the same count or none does. Reply: { granted, allowed, then per limit:
+-- allowed, remaining, retry-after us, reset-after us }.
 local mode = ARGV[1]
 if READ_ONLY then
   mode = 'peek'
 end
 local n = tonumber(ARGV[2])
 local count = tonumber(ARGV[4])
-local now = guarded_now(meta)
 
-local states, algs = {}, {}
-local avail, horizon = math.huge, 0
+-- Monotonic guard: time on a key never goes backwards, so a server clock
+-- stepped back cannot reopen a window or a bucket that was already spent.
+-- Every limit keeps the latest time it was decided at; the call uses the
+-- latest of those and the clock.
+local now = clock()
+local states = {}
 for i = 1, count do
   local b = 4 + (i - 1) * 4
   local alg = ALG[ARGV[b + 1]]
-  local cap, win, rate = tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
-  local st = alg.load(KEYS[1 + i], cap, win, rate, now)
-  states[i], algs[i] = st, alg
-  avail = math.min(avail, st.avail)
-  horizon = math.max(horizon, alg.horizon(cap, win, rate))
+  local st = alg.read(KEYS[i], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]))
+  st.alg = alg
+  states[i] = st
+  if st.t and st.t > now then
+    now = st.t
+  end
+end
+
+local avail = math.huge
+for i = 1, count do
+  local st = states[i]
+  st.alg.load(st, now)
+  if st.avail < avail then
+    avail = st.avail
+  end
 end
 
 local granted = 0
@@ -37,11 +49,11 @@ if granted > 0 or (mode == 'peek' and avail >= n) then
   allowed = 1
 end
 
-local out = { granted, allowed, now }
+local out = { granted, allowed }
 for i = 1, count do
-  local st, alg = states[i], algs[i]
+  local st = states[i]
   if granted > 0 then
-    local remaining, reset = alg.apply(st, granted, meta)
+    local remaining, reset = st.alg.apply(st, granted)
     out[#out + 1] = 1
     out[#out + 1] = remaining
     out[#out + 1] = 0
@@ -53,18 +65,14 @@ for i = 1, count do
     end
     out[#out + 1] = ok
     out[#out + 1] = st.avail
-    out[#out + 1] = math.ceil(alg.retry(st, need))
-    out[#out + 1] = math.ceil(alg.reset(st))
-  end
-end
-
-if not READ_ONLY then
-  -- The guard lives at least as long as any state of this key, on every
-  -- path, rejections included: it is only ever extended.
-  redis.call('HSET', meta, 't', int(now))
-  local want = ms_ceil(horizon)
-  if redis.call('PTTL', meta) < want then
-    redis.call('PEXPIRE', meta, want)
+    out[#out + 1] = math.ceil(st.alg.retry(st, need))
+    out[#out + 1] = math.ceil(st.alg.reset(st))
+    -- A rejection consumes nothing, but the time it was decided at is
+    -- the latest this key has seen: keep it, or a clock stepped back
+    -- afterwards would measure waits from an earlier time.
+    if not READ_ONLY and (st.t == nil or now > st.t) then
+      st.alg.touch(st)
+    end
   end
 end
 return out

@@ -7,8 +7,8 @@
 //   - SlidingLog: exact. One sorted-set member per admitted request, so
 //     memory per key is O(limit): fine for limits in the hundreds or low
 //     thousands. Rejected requests are never recorded. Members are
-//     "<time>-<per-key sequence>", unique even for many requests in one
-//     microsecond, so nothing is undercounted.
+//     "<time>-<count>", unique even for many requests in one microsecond,
+//     so nothing is undercounted.
 //   - SlidingCounter: O(1) memory per key, for limits in the thousands and
 //     up. It counts fixed buckets of one window and weights the previous
 //     bucket's count by how much of it still overlaps the sliding window,
@@ -21,7 +21,16 @@
 //     above the limit we measured at most 7% over the limit in any window
 //     and totals within 1% of the exact log.
 //   - GCRA: a token bucket with a burst (rate n per period, burst b), O(1)
-//     memory per key.
+//     memory per key, counted in exact integers (so burst × period in
+//     microseconds ÷ gcd(period in microseconds, n) must stay below 2^53).
+//
+// Keys: each limit keeps its state in one Redis key of its own and nothing
+// else, named after the user's key and every parameter of the limit:
+// "ratelimit:{user:42}:log:100:1m0s", "…:counter:100:1m0s",
+// "…:gcra:100:1m0s:20". The counter's and GCRA's is a string of a few bytes
+// (a 7-byte time and the counts, in binary): with a short prefix and key,
+// 88 bytes of MEMORY USAGE for a limit of 100, the same as go-redis/redis_rate.
+// The log's is a sorted set of one member per request still in the window.
 //
 // Limits combine in a Policy (say 10 per second and 1000 per day), checked
 // and consumed in the same script: a request counts against every limit or
@@ -31,9 +40,11 @@
 // decision is one script); a rejected AllowN or Policy consumes nothing; a
 // client that waits exactly Result.RetryAfter is admitted (it is rounded up
 // to the millisecond, never down) unless others spent the allowance first;
-// time on a key never runs backwards (the script keeps the latest time it
-// saw per key, so a server clock stepped back cannot reopen a window); every
-// key written has a TTL on every path, rejections included; all keys of one
+// time on a key never runs backwards (each limit's key keeps the latest
+// time a decision on it used, rejections included, and a call takes the
+// latest of those and the server's clock, so a server clock stepped back
+// cannot reopen a window, and waits are still measured from the latest
+// time); every key written has a TTL on every path, rejections included; all keys of one
 // call share the hash tag {key}, so it runs on Redis Cluster.
 //
 // Not guaranteed: availability when Redis is unreachable (the caller chooses

@@ -6,8 +6,9 @@ import "errors"
 // wrapped with the detail of what was wrong; match them with errors.Is.
 var (
 	// ErrInvalidLimit: a limit of zero or less, a window shorter than one
-	// millisecond, a burst of zero or less, the zero Limit, an empty
-	// Policy, or a Policy that holds the same limit twice.
+	// millisecond, a burst of zero or less, a GCRA too large to count
+	// exactly (see GCRA), the zero Limit, an empty Policy, or a Policy that
+	// holds the same limit twice.
 	ErrInvalidLimit = errors.New("ratelimit: invalid limit")
 	// ErrInvalidN: n is zero or less, or more than a limit could ever admit
 	// at once (its capacity), so waiting would never help.

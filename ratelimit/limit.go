@@ -6,6 +6,9 @@ import (
 	"time"
 )
 
+// maxExact is 2^53: integers below it are exact in a Lua number.
+const maxExact = 1 << 53
+
 // Algorithm names how a Limit counts.
 type Algorithm string
 
@@ -13,10 +16,11 @@ const (
 	// AlgorithmSlidingLog keeps one sorted-set member per admitted request:
 	// exact, and O(limit) memory per key.
 	AlgorithmSlidingLog Algorithm = "sliding-log"
-	// AlgorithmSlidingCounter keeps two weighted bucket counts: O(1) memory
-	// per key, approximate (see the package documentation for its error).
+	// AlgorithmSlidingCounter keeps two bucket counts, the previous one
+	// weighted: O(1) memory per key, approximate (see the package
+	// documentation for its error).
 	AlgorithmSlidingCounter Algorithm = "sliding-counter"
-	// AlgorithmGCRA is a token bucket with a burst, kept as one level and
+	// AlgorithmGCRA is a token bucket with a burst, kept as one backlog and
 	// one timestamp: O(1) memory per key.
 	AlgorithmGCRA Algorithm = "gcra"
 )
@@ -30,6 +34,11 @@ type Limit struct {
 	window time.Duration
 	burst  int
 	name   string
+	// Fixed at construction, so a call neither formats nor boxes them: the
+	// name of the limit's Redis key after the user's key (see id), and the
+	// script's four arguments for the limit (see script).
+	id   string
+	args [4]any
 }
 
 // SlidingLog allows n requests in any window, exactly: at no instant have
@@ -37,7 +46,7 @@ type Limit struct {
 // with n (one sorted-set member per admitted request), so use it for limits
 // up to the hundreds or low thousands.
 func SlidingLog(n int, window time.Duration) Limit {
-	return Limit{alg: AlgorithmSlidingLog, n: n, window: window}
+	return Limit{alg: AlgorithmSlidingLog, n: n, window: window}.fix()
 }
 
 // SlidingCounter allows about n requests in any window with O(1) memory per
@@ -45,14 +54,17 @@ func SlidingLog(n int, window time.Duration) Limit {
 // traffic was bunched at its end; the package documentation gives the
 // bound.
 func SlidingCounter(n int, window time.Duration) Limit {
-	return Limit{alg: AlgorithmSlidingCounter, n: n, window: window}
+	return Limit{alg: AlgorithmSlidingCounter, n: n, window: window}.fix()
 }
 
 // GCRA allows a sustained rate of n requests per period and bursts of up to
 // burst requests at once (the generic cell rate algorithm, a token bucket
-// that holds burst tokens and refills one every per/n).
+// that holds burst tokens and refills one every per/n). It counts in exact
+// integers: burst × per in microseconds ÷ gcd(per in microseconds, n) must
+// be below 2^53 (a burst of a million over a day at n = 1 is not), or calls
+// return ErrInvalidLimit.
 func GCRA(n int, per time.Duration, burst int) Limit {
-	return Limit{alg: AlgorithmGCRA, n: n, window: per, burst: burst}
+	return Limit{alg: AlgorithmGCRA, n: n, window: per, burst: burst}.fix()
 }
 
 // Named returns a copy of l with a name, used as the policy identifier in
@@ -114,35 +126,61 @@ func (l Limit) validate() error {
 	if l.window < time.Millisecond {
 		return fmt.Errorf("%w: %v: window must be at least 1ms", ErrInvalidLimit, l)
 	}
-	if l.alg == AlgorithmGCRA && l.burst <= 0 {
-		return fmt.Errorf("%w: %v: burst must be positive", ErrInvalidLimit, l)
+	if l.alg == AlgorithmGCRA {
+		if l.burst <= 0 {
+			return fmt.Errorf("%w: %v: burst must be positive", ErrInvalidLimit, l)
+		}
+		// The script's backlog reaches burst·unit; beyond 2^53 a Lua number
+		// would no longer count it exactly.
+		if unit := l.args[2].(int64); unit > (maxExact-1)/int64(l.burst) {
+			return fmt.Errorf("%w: %v: burst × period in µs ÷ gcd(period in µs, n) reaches 2^53, beyond what the script counts exactly", ErrInvalidLimit, l)
+		}
 	}
 	return nil
 }
 
-// id names l's state inside a key. It holds every parameter, so a limit
-// whose parameters change starts afresh instead of misreading old state.
-func (l Limit) id() string {
-	w := strconv.FormatInt(l.window.Microseconds(), 10)
+// fix sets what a call needs and l's parameters determine: the id and the
+// script arguments.
+//
+// The id names l's state: the Redis key is the user's key, in its hash
+// tag, then the id, such as "{user:42}:gcra:100:1m0s:100". It holds every
+// parameter (the window to the microsecond the scripts count in), so a
+// limit whose parameters change starts afresh instead of misreading old
+// state, and it is short: key names count in the memory per key.
+//
+// The script arguments are the algorithm, the capacity (N, or the burst for
+// GCRA) and two numbers. Log and counter: the window in microseconds and 0.
+// GCRA counts in exact integers: each request adds unit to a backlog that
+// drains drain per microsecond, unit/drain being the emission interval
+// window/n reduced by the greatest common divisor.
+func (l Limit) fix() Limit {
+	us := l.window.Microseconds()
+	w := (time.Duration(us) * time.Microsecond).String()
+	n := strconv.Itoa(l.n)
 	switch l.alg {
 	case AlgorithmSlidingLog:
-		return "log:" + strconv.Itoa(l.n) + ":" + w
+		l.id = "log:" + n + ":" + w
+		l.args = [4]any{"log", int64(l.n), us, int64(0)}
 	case AlgorithmSlidingCounter:
-		return "counter:" + strconv.Itoa(l.n) + ":" + w
-	default:
-		return "gcra:" + strconv.Itoa(l.n) + ":" + w + ":" + strconv.Itoa(l.burst)
+		l.id = "counter:" + n + ":" + w
+		l.args = [4]any{"counter", int64(l.n), us, int64(0)}
+	case AlgorithmGCRA:
+		l.id = "gcra:" + n + ":" + w + ":" + strconv.Itoa(l.burst)
+		unit, drain := us, int64(l.n)
+		if g := gcd(unit, drain); g > 0 {
+			unit, drain = unit/g, drain/g
+		}
+		l.args = [4]any{"gcra", int64(l.burst), unit, drain}
 	}
+	return l
 }
 
-// script returns the four script arguments for l.
-func (l Limit) script() []any {
-	w := l.window.Microseconds()
-	switch l.alg {
-	case AlgorithmSlidingLog:
-		return []any{"log", l.n, w, 0}
-	case AlgorithmSlidingCounter:
-		return []any{"counter", l.n, w, 0}
-	default:
-		return []any{"gcra", l.burst, w, l.n}
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
 	}
+	if a < 0 {
+		return -a
+	}
+	return a
 }

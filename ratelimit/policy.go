@@ -17,30 +17,42 @@ type Policy []Limit
 
 func (p Policy) limits() []Limit { return p }
 
-// validateRule checks every limit of r and that n fits all of them.
-func validateRule(r Rule, n int) ([]Limit, error) {
-	if r == nil {
-		return nil, fmt.Errorf("%w: nil rule", ErrInvalidLimit)
+// validateLimit checks l and that n fits it.
+func validateLimit(l Limit, n int) error {
+	if err := l.validate(); err != nil {
+		return err
 	}
-	ls := r.limits()
-	if len(ls) == 0 {
-		return nil, fmt.Errorf("%w: empty policy", ErrInvalidLimit)
+	if n > l.Burst() {
+		return fmt.Errorf("%w: %d is more than %v can ever admit at once (%d)", ErrInvalidN, n, l, l.Burst())
 	}
-	seen := make(map[string]bool, len(ls))
-	for _, l := range ls {
+	if n <= 0 {
+		return fmt.Errorf("%w: %d, must be positive", ErrInvalidN, n)
+	}
+	return nil
+}
+
+// validatePolicy checks every limit of p, that none appears twice and that
+// n fits all of them.
+func validatePolicy(p Policy, n int) error {
+	if len(p) == 0 {
+		return fmt.Errorf("%w: empty policy", ErrInvalidLimit)
+	}
+	for i, l := range p {
 		if err := l.validate(); err != nil {
-			return nil, err
+			return err
 		}
-		if seen[l.id()] {
-			return nil, fmt.Errorf("%w: %v appears twice in the policy and would count every request twice", ErrInvalidLimit, l)
+		// Policies are short: a quadratic scan allocates nothing.
+		for _, o := range p[:i] {
+			if o.id == l.id {
+				return fmt.Errorf("%w: %v appears twice in the policy and would count every request twice", ErrInvalidLimit, l)
+			}
 		}
-		seen[l.id()] = true
 		if n > l.Burst() {
-			return nil, fmt.Errorf("%w: %d is more than %v can ever admit at once (%d)", ErrInvalidN, n, l, l.Burst())
+			return fmt.Errorf("%w: %d is more than %v can ever admit at once (%d)", ErrInvalidN, n, l, l.Burst())
 		}
 	}
 	if n <= 0 {
-		return nil, fmt.Errorf("%w: %d, must be positive", ErrInvalidN, n)
+		return fmt.Errorf("%w: %d, must be positive", ErrInvalidN, n)
 	}
-	return ls, nil
+	return nil
 }

@@ -23,8 +23,9 @@ type Result struct {
 	// ResetAfter is how long until Limit is back to its full allowance if
 	// nothing else arrives, rounded up to the millisecond.
 	ResetAfter time.Duration
-	// Each holds the state of every limit of the rule, in order (one entry
-	// for a single Limit). Their Each is nil.
+	// Each holds the state of every limit of a Policy, in order; their Each
+	// is nil. It is nil for a single Limit, whose state is this Result
+	// itself (not copying it saves an allocation on every call).
 	Each []Result
 }
 

@@ -34,6 +34,7 @@ func TestBadInputIsATypedErrorWithoutARoundTrip(t *testing.T) {
 		{"negative window", "k", ratelimit.SlidingCounter(5, -time.Second), 1, ratelimit.ErrInvalidLimit},
 		{"sub-millisecond window", "k", ratelimit.SlidingLog(5, 999*time.Microsecond), 1, ratelimit.ErrInvalidLimit},
 		{"zero burst", "k", ratelimit.GCRA(5, time.Second, 0), 1, ratelimit.ErrInvalidLimit},
+		{"gcra too large to count exactly", "k", ratelimit.GCRA(1, 24*time.Hour, 1_000_000), 1, ratelimit.ErrInvalidLimit},
 		{"zero Limit", "k", ratelimit.Limit{}, 1, ratelimit.ErrInvalidLimit},
 		{"nil rule", "k", nil, 1, ratelimit.ErrInvalidLimit},
 		{"empty policy", "k", ratelimit.Policy{}, 1, ratelimit.ErrInvalidLimit},
@@ -65,6 +66,9 @@ func TestBadInputIsATypedErrorWithoutARoundTrip(t *testing.T) {
 		})
 	}
 
+	if _, err := ratelimit.New((*redis.Client)(nil)); !errors.Is(err, ratelimit.ErrInvalidOption) {
+		t.Errorf("New(typed nil client): %v", err)
+	}
 	if _, err := ratelimit.New(nil); !errors.Is(err, ratelimit.ErrInvalidOption) {
 		t.Errorf("New(nil): %v", err)
 	}
