@@ -5,6 +5,26 @@
 -- State: a string of t (the guard: the latest time decided at, 7 bytes),
 -- then c (the count of t's bucket) and p (the count of the bucket before),
 -- w bytes each. The bucket index is floor(t / window).
+
+-- Absorbs float noise in the weighted sums (values are <= capacity, so the
+-- noise is ~1e-16 of them), never a whole request.
+local EPS = 1e-9
+
+-- The smallest wait d >= guess at which avail(now + d) >= need. retry
+-- computes guess in closed form; this only corrects float rounding by a
+-- microsecond or two, so a client waiting exactly the returned time is
+-- admitted.
+local function settle(guess, need, avail_at, now)
+  local d = math.max(math.ceil(guess), 0)
+  for _ = 1, 64 do
+    if avail_at(now + d) >= need then
+      return d
+    end
+    d = d + 1
+  end
+  return d
+end
+
 local function counter_parts(st, t)
   local idx = math.floor(t / st.win)
   local cur, prev = 0, 0
@@ -45,12 +65,13 @@ end
 
 ALG['counter'] = {
   read = function(key, cap, win, _)
-    local st = { key = key, cap = cap, win = win, c = 0, p = 0 }
+    local st = { key = key, cap = cap, win = win, c = 0, p = 0, t = false, i = false,
+      now = false, avail = false, alg = false, fmt = false }
     local v = redis.call('GET', key)
     if v then
-      local w = (#v - 7) / 2
-      local f = 'I' .. w
-      st.t, st.c, st.p = struct.unpack('>I7' .. f .. f, v)
+      local f = 'I' .. (#v - 7) / 2
+      st.fmt = '>I7' .. f .. f
+      st.t, st.c, st.p = struct.unpack(st.fmt, v)
       st.i = math.floor(st.t / win)
     end
     return st
@@ -88,9 +109,12 @@ ALG['counter'] = {
     return st.avail, counter_reset(st)
   end,
 
+  -- Rebased on now, the counts are no larger than those stored, so they
+  -- fit the stored width, and they empty when the key's TTL says: keep both.
   touch = function(st)
-    if counter_reset(st) > 0 then
-      counter_store(st, 0)
+    local _, cur, prev = counter_parts(st, st.now)
+    if cur + prev > 0 then
+      redis.call('SET', st.key, struct.pack(st.fmt, st.now, cur, prev), 'KEEPTTL')
     end
   end,
 }

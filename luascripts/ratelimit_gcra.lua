@@ -6,10 +6,6 @@
 -- checks capacity * unit < 2^53, so every value here is an exact integer and
 -- every wait is exact. O(1) memory per key.
 -- State: a string of t (the guard and stamp of q, 7 bytes) and q (w bytes).
-local function gcra_backlog(st, t)
-  return math.max(st.q - (t - st.t) * st.drain, 0)
-end
-
 -- floor(a / b) and ceil(a / b) for non-negative integers below 2^53,
 -- corrected where the float quotient rounds across an integer.
 local function idiv(a, b)
@@ -36,25 +32,27 @@ end
 
 local function gcra_store(st, q)
   st.q, st.t = q, st.now
-  local w = width(q)
-  redis.call('SET', st.key, struct.pack('>I7I' .. w, st.now, q), 'PX', ms_ceil(cdiv(q, st.drain)))
+  local reset = cdiv(q, st.drain)
+  redis.call('SET', st.key, struct.pack('>I7I' .. width(q), st.now, q), 'PX', ms_ceil(reset))
+  return reset
 end
 
 ALG['gcra'] = {
   read = function(key, cap, unit, drain)
-    local st = { key = key, cap = cap, unit = unit, drain = drain, q = 0 }
+    local st = { key = key, cap = cap, unit = unit, drain = drain, q = 0, t = false,
+      now = false, qnow = 0, avail = false, alg = false, fmt = false }
     local v = redis.call('GET', key)
     if v then
-      st.t, st.q = struct.unpack('>I7I' .. (#v - 7), v)
+      st.fmt = '>I7I' .. (#v - 7)
+      st.t, st.q = struct.unpack(st.fmt, v)
     end
     return st
   end,
 
   load = function(st, now)
     st.now = now
-    st.qnow = 0
     if st.t then
-      st.qnow = gcra_backlog(st, now)
+      st.qnow = math.max(st.q - (now - st.t) * st.drain, 0)
     end
     st.avail = gcra_avail(st, st.qnow)
   end,
@@ -72,14 +70,16 @@ ALG['gcra'] = {
   end,
 
   apply = function(st, k)
-    gcra_store(st, st.qnow + k * st.unit)
+    local reset = gcra_store(st, st.qnow + k * st.unit)
     st.avail = gcra_avail(st, st.q)
-    return st.avail, cdiv(st.q, st.drain)
+    return st.avail, reset
   end,
 
+  -- The backlog only drained since it was stored, so it fits the stored
+  -- width, and it still empties when the key's TTL says: keep both.
   touch = function(st)
     if st.qnow > 0 then
-      gcra_store(st, st.qnow)
+      redis.call('SET', st.key, struct.pack(st.fmt, st.now, st.qnow), 'KEEPTTL')
     end
   end,
 }

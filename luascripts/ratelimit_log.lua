@@ -13,6 +13,12 @@
 -- rejection at a later time renames that member "<time>-<c>~<guard>" (score
 -- unchanged), so the set holds exactly the admitted requests and nothing
 -- else.
+-- tostring() prints 14 significant digits, too few for a microsecond
+-- timestamp: every time that reaches a member or a range goes through here.
+local function int(x)
+  return string.format('%.0f', x)
+end
+
 local function log_guard(member, score)
   local at = string.find(member, '~', 1, true)
   if at then
@@ -23,7 +29,8 @@ end
 
 ALG['log'] = {
   read = function(key, cap, win, _)
-    local st = { key = key, cap = cap, win = win, count = 0 }
+    local st = { key = key, cap = cap, win = win, count = 0, t = false, last = false,
+      score = false, base = false, now = false, floor = false, avail = false, alg = false }
     local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
     if last[1] then
       st.last, st.score = last[1], tonumber(last[2])

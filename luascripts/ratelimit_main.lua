@@ -12,7 +12,14 @@ local count = tonumber(ARGV[4])
 -- stepped back cannot reopen a window or a bucket that was already spent.
 -- Every limit keeps the latest time it was decided at; the call uses the
 -- latest of those and the clock.
-local now = clock()
+local now
+if ARGV[3] ~= '' then
+  now = tonumber(ARGV[3])
+else
+  -- The server's clock, never the caller's (tests may pin it explicitly).
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
 local states = {}
 for i = 1, count do
   local b = 4 + (i - 1) * 4
@@ -49,28 +56,29 @@ if granted > 0 or (mode == 'peek' and avail >= n) then
   allowed = 1
 end
 
-local out = { granted, allowed }
+local out = { granted, allowed, 0, 0, 0, 0 } -- sized for one limit
 for i = 1, count do
   local st = states[i]
+  local j = 2 + (i - 1) * 4
   if granted > 0 then
     local remaining, reset = st.alg.apply(st, granted)
-    out[#out + 1] = 1
-    out[#out + 1] = remaining
-    out[#out + 1] = 0
-    out[#out + 1] = math.ceil(reset)
+    out[j + 1] = 1
+    out[j + 2] = remaining
+    out[j + 3] = 0
+    out[j + 4] = math.ceil(reset)
   else
     local ok = 0
     if st.avail >= need then
       ok = 1
     end
-    out[#out + 1] = ok
-    out[#out + 1] = st.avail
-    out[#out + 1] = math.ceil(st.alg.retry(st, need))
-    out[#out + 1] = math.ceil(st.alg.reset(st))
+    out[j + 1] = ok
+    out[j + 2] = st.avail
+    out[j + 3] = math.ceil(st.alg.retry(st, need))
+    out[j + 4] = math.ceil(st.alg.reset(st))
     -- A rejection consumes nothing, but the time it was decided at is
     -- the latest this key has seen: keep it, or a clock stepped back
     -- afterwards would measure waits from an earlier time.
-    if not READ_ONLY and (st.t == nil or now > st.t) then
+    if not READ_ONLY and (not st.t or now > st.t) then
       st.alg.touch(st)
     end
   end
