@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -41,7 +40,7 @@ type Locker struct {
 // New returns a Locker that uses client. It fails with ErrNilClient for a
 // nil client and ErrInvalidOption for a bad option.
 func New(client Client, opts ...Option) (*Locker, error) {
-	if isNil(client) {
+	if luascripts.IsNil(client) {
 		return nil, ErrNilClient
 	}
 	cfg := defaults()
@@ -54,16 +53,6 @@ func New(client Client, opts ...Option) (*Locker, error) {
 		}
 	}
 	return &Locker{client: client, cfg: cfg}, nil
-}
-
-// isNil catches a typed nil pointer in the interface too, which would
-// otherwise panic on the first call.
-func isNil(c Client) bool {
-	if c == nil {
-		return true
-	}
-	v := reflect.ValueOf(c)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 func (l *Locker) key(name string) string     { return l.cfg.prefix + "{" + name + "}" }
