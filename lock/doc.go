@@ -10,6 +10,10 @@
 // does the renewing for longer-lived holders; AcquireWait waits for a
 // release, woken by a notification the release script publishes.
 //
+// Acquire is one round trip: it sets the lock (SET NX PX) and INCRs the
+// counter, or, when the name is held, answers with the holder's token,
+// owner and remaining TTL. Release and Extend are one round trip each.
+//
 // # What is guaranteed
 //
 //   - At most one live lease per name on the server, and tokens that strictly
@@ -41,10 +45,15 @@
 //
 // # Keys
 //
-// For a name N and prefix P (default "lock:"), the lock is the hash P{N}, the
-// counter is P{N}:token, and releases are published on the channel
-// P{N}:released. Both keys carry the hash tag {N}, so each script touches
-// one Cluster slot.
+// For a name N and prefix P (default "lock:"), the lock is the string P{N}
+// holding "<id> <owner>" (a random id per acquisition, which Release and
+// Extend compare, and the Locker's owner label) with a PX expiry; the
+// counter is the integer P{N}:token, which while the lock is held is the
+// holder's token. An AcquireWait caller that finds the lock held puts a "*"
+// in front of the value, and only a release of a lock so marked is
+// published, on the channel P{N}:released: a release nobody waits for costs
+// no PUBLISH. Both keys carry the hash tag {N}, so each script touches one
+// Cluster slot. The scripts need Redis 7.0 or later.
 //
 // # Clients
 //

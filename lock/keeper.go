@@ -229,7 +229,7 @@ func (k *Keeper) lose(err error) {
 
 // extend is Extend without touching the lease, for the Keeper's goroutine.
 func (l *Locker) extend(ctx context.Context, lease *Lease, ttl time.Duration) error {
-	n, err := luascripts.LockExtend.Run(ctx, l.client, []string{lease.key}, lease.id, ttl.Milliseconds()).Int()
+	n, err := luascripts.LockExtend.Run(ctx, l.client, lease.keys[:1], &lease.value, ttl.Milliseconds()).Int()
 	if err != nil {
 		return wrap(ctx, "extend", lease.Name, err)
 	}

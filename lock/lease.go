@@ -28,9 +28,8 @@ type Lease struct {
 	// was made WithReplicas; otherwise 0.
 	Replicas int
 
-	key     string // the lock hash
-	channel string // where a release is announced
-	id      string // random id of this acquisition: what Release and Extend compare
+	keys  [2]string // the lock's key and its counter's: the scripts' KEYS
+	value string    // "<id> <owner>": what the lock holds while this lease has it
 }
 
 // Deadline returns RequestedAt + TTL - margin: the last moment this process

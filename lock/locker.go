@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,11 +28,13 @@ type Client interface {
 // Locker takes and manages locks on one Redis server. It is safe for
 // concurrent use; make one per client and share it.
 //
-// For a name N and the prefix P (default "lock:"), the lock is the hash
-// "P{N}" (fields token, owner, id; with a PX expiry), the fencing counter is
-// "P{N}:token" (a plain integer with no TTL) and releases are announced on
-// the channel "P{N}:released". The keys share the hash tag {N}, so every
-// script touches one Cluster slot.
+// For a name N and the prefix P (default "lock:"), the lock is the string
+// "P{N}" holding "<id> <owner>" (the acquisition's random id and the
+// Locker's owner label; "*" in front once an AcquireWait caller waits for
+// its release) with a PX expiry, the fencing counter is "P{N}:token" (a
+// plain integer with no TTL; while the lock is held it is the holder's
+// token) and releases are announced on the channel "P{N}:released". The
+// keys share the hash tag {N}, so every script touches one Cluster slot.
 type Locker struct {
 	client Client
 	cfg    config
@@ -55,9 +58,42 @@ func New(client Client, opts ...Option) (*Locker, error) {
 	return &Locker{client: client, cfg: cfg}, nil
 }
 
-func (l *Locker) key(name string) string     { return l.cfg.prefix + "{" + name + "}" }
-func (l *Locker) counter(name string) string { return l.key(name) + ":token" }
-func (l *Locker) channel(name string) string { return l.key(name) + ":released" }
+// counterSuffix ends a counter's key; the lock's key is the rest of it.
+const counterSuffix = ":token"
+
+// counter returns the name's counter key, followed when id is not nil by
+// the lock's value "<id> <owner>", in one allocation: the lock's key is the
+// counter's without counterSuffix, and callers slice it, the counter's and
+// the value out of the one string.
+func (l *Locker) counter(name string, id []byte) string {
+	n := len(l.cfg.prefix) + len(name) + 2 + len(counterSuffix)
+	if id != nil {
+		n += valueLen(l.cfg.owner)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(l.cfg.prefix)
+	b.WriteByte('{')
+	b.WriteString(name)
+	b.WriteByte('}')
+	b.WriteString(counterSuffix)
+	if id != nil {
+		b.Write(id)
+		b.WriteByte(' ')
+		b.WriteString(l.cfg.owner)
+	}
+	return b.String()
+}
+
+// keys returns the lock's key and its counter's, for the scripts' KEYS.
+func (l *Locker) keys(name string) [2]string {
+	c := l.counter(name, nil)
+	return [2]string{c[:len(c)-len(counterSuffix)], c}
+}
+
+// channel returns the name's release channel, which lock_release.lua
+// names the same way from the lock's key.
+func (l *Locker) channel(name string) string { return l.cfg.prefix + "{" + name + "}:released" }
 
 func checkName(name string) error {
 	if name == "" {
@@ -81,6 +117,21 @@ func checkTTL(ttl time.Duration) (time.Duration, error) {
 // ErrHeld and tells the holder's token, owner and remaining TTL. It does not
 // retry or wait; see AcquireWait.
 func (l *Locker) Acquire(ctx context.Context, name string, ttl time.Duration) (*Lease, error) {
+	return l.acquire(ctx, name, ttl, false)
+}
+
+// acquisition is a Lease and the arguments of its acquire script, allocated
+// together. go-redis writes a *int64 or *string argument as its value, and
+// a pointer goes into an interface without an allocation of its own.
+type acquisition struct {
+	lease Lease
+	ttlMS int64
+	args  [3]any
+}
+
+// acquire is Acquire; waiting marks a held lock so that its release is
+// published (AcquireWait, once subscribed).
+func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, waiting bool) (*Lease, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -88,15 +139,25 @@ func (l *Locker) Acquire(ctx context.Context, name string, ttl time.Duration) (*
 	if err != nil {
 		return nil, err
 	}
-	lease := &Lease{
-		Name: name, TTL: ttl, Owner: l.cfg.owner,
-		key: l.key(name), channel: l.channel(name), id: randomID(16),
+	a := &acquisition{ttlMS: ttl.Milliseconds()}
+	lease := &a.lease
+	lease.Name, lease.TTL, lease.Owner = name, ttl, l.cfg.owner
+	// One string holds the counter's key, hence the lock's, and the value.
+	id := newID()
+	s := l.counter(name, id[:])
+	n := len(s) - valueLen(l.cfg.owner)
+	lease.keys = [2]string{s[:n-len(counterSuffix)], s[:n]}
+	lease.value = s[n:]
+	a.args = [3]any{&a.ttlMS, &lease.value, "w"}
+	args := a.args[:2]
+	if waiting {
+		args = a.args[:3]
 	}
 	if l.cfg.replicas > 0 {
-		return l.acquireReplicated(ctx, lease)
+		return l.acquireReplicated(ctx, lease, args)
 	}
 	lease.RequestedAt = time.Now()
-	res, err := luascripts.LockAcquire.Run(ctx, l.client, l.acquireKeys(lease), l.acquireArgs(lease)...).Slice()
+	res, err := luascripts.LockAcquire.Run(ctx, l.client, lease.keys[:], args...).Result()
 	if err != nil {
 		return nil, wrap(ctx, "acquire", name, err)
 	}
@@ -106,31 +167,23 @@ func (l *Locker) Acquire(ctx context.Context, name string, ttl time.Duration) (*
 	return lease, nil
 }
 
-func (l *Locker) acquireKeys(lease *Lease) []string {
-	return []string{lease.key, l.counter(lease.Name)}
-}
-
-func (l *Locker) acquireArgs(lease *Lease) []any {
-	return []any{lease.TTL.Milliseconds(), lease.id, lease.Owner}
-}
-
 // acquired reads the acquire script's reply into lease, or into a HeldError.
-func acquired(lease *Lease, res []any) error {
-	if len(res) < 2 {
-		return fmt.Errorf("lock: acquire %q: unexpected reply %v", lease.Name, res)
+func acquired(lease *Lease, res any) error {
+	switch r := res.(type) {
+	case int64:
+		if r > 0 {
+			lease.Token = r
+			return nil
+		}
+	case []any:
+		if len(r) == 3 {
+			token, _ := r[0].(int64)
+			value, _ := r[1].(string)
+			pttl, _ := r[2].(int64)
+			return &HeldError{Name: lease.Name, Token: token, Owner: ownerOf(value), TTL: time.Duration(pttl) * time.Millisecond}
+		}
 	}
-	ok, _ := res[0].(int64)
-	token, _ := res[1].(int64)
-	if ok == 1 {
-		lease.Token = token
-		return nil
-	}
-	if len(res) < 4 {
-		return fmt.Errorf("lock: acquire %q: unexpected reply %v", lease.Name, res)
-	}
-	owner, _ := res[2].(string)
-	pttl, _ := res[3].(int64)
-	return &HeldError{Name: lease.Name, Token: token, Owner: owner, TTL: time.Duration(pttl) * time.Millisecond}
+	return fmt.Errorf("lock: acquire %q: unexpected reply %v", lease.Name, res)
 }
 
 // Release deletes the lock if, and only if, lease still holds it. It reports
@@ -145,7 +198,7 @@ func (l *Locker) Release(ctx context.Context, lease *Lease) (bool, error) {
 	if err := checkLease(lease); err != nil {
 		return false, err
 	}
-	n, err := luascripts.LockRelease.Run(ctx, l.client, []string{lease.key}, lease.id, lease.channel, lease.Token).Int()
+	n, err := luascripts.LockRelease.Run(ctx, l.client, lease.keys[:1], &lease.value).Int()
 	if err != nil {
 		return false, wrap(ctx, "release", lease.Name, err)
 	}
@@ -173,7 +226,7 @@ func (l *Locker) Extend(ctx context.Context, lease *Lease, ttl time.Duration) er
 }
 
 func checkLease(lease *Lease) error {
-	if lease == nil || lease.id == "" || lease.key == "" {
+	if lease == nil || lease.value == "" || lease.keys[0] == "" {
 		return fmt.Errorf("%w: nil or not returned by Acquire", ErrInvalidLease)
 	}
 	return nil
@@ -186,7 +239,8 @@ func (l *Locker) Holder(ctx context.Context, name string) (Holder, error) {
 	if err := checkName(name); err != nil {
 		return Holder{}, err
 	}
-	res, err := luascripts.LockHolder.Run(ctx, l.client, []string{l.key(name)}).Slice()
+	keys := l.keys(name)
+	res, err := luascripts.LockHolder.Run(ctx, l.client, keys[:]).Slice()
 	if err != nil {
 		return Holder{}, wrap(ctx, "holder", name, err)
 	}
@@ -198,8 +252,32 @@ func (l *Locker) Holder(ctx context.Context, name string) (Holder, error) {
 		return Holder{}, nil
 	}
 	token, _ := res[0].(int64)
-	owner, _ := res[1].(string)
-	return Holder{Held: true, Token: token, Owner: owner, TTL: time.Duration(pttl) * time.Millisecond}, nil
+	value, _ := res[1].(string)
+	return Holder{Held: true, Token: token, Owner: ownerOf(value), TTL: time.Duration(pttl) * time.Millisecond}, nil
+}
+
+// idLen is the length of an acquisition's id: 16 random bytes in hex.
+const idLen = 32
+
+// valueLen is the length of a lock's value for owner: "<id> <owner>".
+func valueLen(owner string) int { return idLen + 1 + len(owner) }
+
+// newID returns a new random id for an acquisition, in hex. The lock's
+// value "<id> <owner>" is what the lock holds while this acquisition has
+// it, and what Release and Extend compare.
+func newID() [idLen]byte {
+	var rnd [idLen / 2]byte
+	_, _ = rand.Read(rnd[:]) // crypto/rand.Read never fails on supported platforms
+	var id [idLen]byte
+	hex.Encode(id[:], rnd[:])
+	return id
+}
+
+// ownerOf returns the owner label in a lock's value, "<id> <owner>" with
+// or without a waiter's "*" in front.
+func ownerOf(value string) string {
+	_, owner, _ := strings.Cut(value, " ")
+	return owner
 }
 
 func randomID(n int) string {

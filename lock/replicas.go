@@ -14,9 +14,9 @@ import (
 // counts the replicas that have every write made on its own connection, so
 // it must follow the script on the same connection, which a pipeline of a
 // single-server client guarantees.
-func (l *Locker) acquireReplicated(ctx context.Context, lease *Lease) (*Lease, error) {
+func (l *Locker) acquireReplicated(ctx context.Context, lease *Lease, args []any) (*Lease, error) {
 	s := luascripts.LockAcquire
-	keys, args := l.acquireKeys(lease), l.acquireArgs(lease)
+	keys := lease.keys[:]
 	lease.RequestedAt = time.Now()
 	res, acked, err := l.pipeWait(ctx, func(p redis.Pipeliner) *redis.Cmd { return p.EvalSha(ctx, s.SHA1(), keys, args...) })
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
@@ -43,12 +43,12 @@ func (l *Locker) acquireReplicated(ctx context.Context, lease *Lease) (*Lease, e
 	return nil, err
 }
 
-func (l *Locker) pipeWait(ctx context.Context, script func(redis.Pipeliner) *redis.Cmd) ([]any, int, error) {
+func (l *Locker) pipeWait(ctx context.Context, script func(redis.Pipeliner) *redis.Cmd) (any, int, error) {
 	p := l.client.Pipeline()
 	cmd := script(p)
 	wait := p.Do(ctx, "WAIT", l.cfg.replicas, l.cfg.replicaTimeout.Milliseconds())
 	_, _ = p.Exec(ctx) // errors are read per command below
-	res, err := cmd.Slice()
+	res, err := cmd.Result()
 	if err != nil {
 		return nil, 0, err
 	}

@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,8 +25,8 @@ func TestReplicaWaitSucceedsWithAReplicaAttached(t *testing.T) {
 	}
 	// WAIT returned, so the replica has the lock and the counter already.
 	rc := r.Client(t)
-	if tok, err := rc.HGet(context.Background(), lockKey(s, "job"), "token").Int64(); err != nil || tok != lease.Token {
-		t.Fatalf("replica's lock token %d, %v; want %d", tok, err, lease.Token)
+	if v, err := rc.Get(context.Background(), lockKey(s, "job")).Result(); err != nil || !strings.HasSuffix(v, " "+lease.Owner) {
+		t.Fatalf("replica's lock %q, %v; want the value \"<id> %s\"", v, err, lease.Owner)
 	}
 	if n, err := rc.Get(context.Background(), counterKey(s, "job")).Int64(); err != nil || n != lease.Token {
 		t.Fatalf("replica's counter %d, %v; want %d", n, err, lease.Token)

@@ -16,7 +16,8 @@ import (
 // ErrHeld (a connection failure, say).
 //
 // It does not poll in a loop: after a refusal it subscribes to the name's
-// release channel, which the release script publishes to, and tries again
+// release channel, and each later attempt that is refused marks the lock so
+// that its release is published there (see the package doc); it tries again
 // when a release is announced, when the holder's lease expires (the refusal
 // says when), or, as a fallback for a missed notification, after a jittered
 // backoff (see WithWaitBackoff), whichever comes first. Waiters that wake
@@ -37,7 +38,9 @@ func (l *Locker) AcquireWait(ctx context.Context, name string, ttl time.Duration
 
 	// Subscribe only now: an uncontended acquire costs one round trip. The
 	// subscription's confirmation counts as a wake-up, so a release that
-	// happened before it took effect is caught by the retry it triggers.
+	// happened before it took effect is caught by the retry it triggers;
+	// that retry, and every later one, marks a lock it finds held, so the
+	// release that follows is published.
 	ps := l.client.Subscribe(ctx, l.channel(name))
 	defer ps.Close()
 	events := ps.ChannelWithSubscriptions(redis.WithChannelHealthCheckInterval(0))
@@ -62,7 +65,7 @@ func (l *Locker) AcquireWait(ctx context.Context, name string, ttl time.Duration
 			}
 		case <-timer.C:
 		}
-		lease, err = l.Acquire(ctx, name, ttl)
+		lease, err = l.acquire(ctx, name, ttl, true)
 		if !errors.As(err, &held) {
 			return lease, err
 		}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -193,5 +194,90 @@ func TestAcquireWaitHandsTheLockToOneWaiterAtATime(t *testing.T) {
 		if tokens[i] <= tokens[i-1] {
 			t.Fatalf("tokens %v not strictly increasing", tokens)
 		}
+	}
+}
+
+var publishCalls = regexp.MustCompile(`cmdstat_publish:calls=(\d+)`)
+
+// commandCalls returns how many times the server has run the command re
+// counts, scripts' calls included.
+func commandCalls(t testing.TB, c *redis.Client, re *regexp.Regexp) int {
+	t.Helper()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := re.FindStringSubmatch(info)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// A waiter marks the lock it waits for so that the release is published.
+// The mark must not change what the holder sees or can do: its owner in
+// Holder and HeldError, Extend, Release.
+func TestAWaitersMarkLeavesTheHoldersOwnerExtendAndReleaseIntact(t *testing.T) {
+	s := redistest.Start(t, redistest.Own()) // commandstats must count only this test
+	raw := s.Client(t)
+	holder := newLocker(t, s, lock.WithOwner("node a"))
+	waiter := newLocker(t, s, lock.WithWaitBackoff(10*time.Second, 10*time.Second))
+	ctx := context.Background()
+
+	lease := mustAcquire(t, holder, "job", 30*time.Second)
+	before := scriptCalls(t, raw)
+	var (
+		got *lock.Lease
+		err error
+		wg  sync.WaitGroup
+	)
+	wg.Go(func() { got, err = waiter.AcquireWait(ctx, "job", time.Second) })
+	waitFor(t, 5*time.Second, "the waiter subscribed and was refused twice", func() bool {
+		return subscribers(t, raw, s, "job") == 1 && scriptCalls(t, raw) >= before+2
+	})
+	if v := raw.Get(ctx, lockKey(s, "job")).Val(); !strings.HasPrefix(v, "*") || !strings.HasSuffix(v, " node a") {
+		t.Fatalf("lock value %q while a waiter waits, want \"*<id> node a\"", v)
+	}
+	if h, herr := holder.Holder(ctx, "job"); herr != nil || h.Owner != "node a" || h.Token != lease.Token {
+		t.Fatalf("holder of a marked lock = %+v, %v; want owner \"node a\", token %d", h, herr, lease.Token)
+	}
+	var held *lock.HeldError
+	if _, aerr := newLocker(t, s).Acquire(ctx, "job", time.Second); !errors.As(aerr, &held) || held.Owner != "node a" || held.Token != lease.Token {
+		t.Fatalf("acquire of a marked lock: %v; want held by \"node a\", token %d", aerr, lease.Token)
+	}
+	if eerr := holder.Extend(ctx, lease, 30*time.Second); eerr != nil {
+		t.Fatalf("extend of a marked lock: %v", eerr)
+	}
+	published := commandCalls(t, raw, publishCalls)
+	if ok, rerr := holder.Release(ctx, lease); rerr != nil || !ok {
+		t.Fatalf("release of a marked lock: %v, %v", ok, rerr)
+	}
+	if n := commandCalls(t, raw, publishCalls) - published; n != 1 {
+		t.Fatalf("release of a marked lock published %d times, want 1", n)
+	}
+	wg.Wait()
+	if err != nil || got.Token != lease.Token+1 {
+		t.Fatalf("waiter: %+v, %v; want token %d", got, err, lease.Token+1)
+	}
+}
+
+// With nobody waiting, a release costs no PUBLISH.
+func TestReleaseNobodyWaitsForPublishesNothing(t *testing.T) {
+	s := redistest.Start(t, redistest.Own()) // commandstats must count only this test
+	raw := s.Client(t)
+	l := newLocker(t, s)
+	ctx := context.Background()
+	for range 3 {
+		lease := mustAcquire(t, l, "job", time.Second)
+		if _, err := l.Acquire(ctx, "job", time.Second); !errors.Is(err, lock.ErrHeld) {
+			t.Fatalf("second acquire: %v, want ErrHeld", err)
+		}
+		if ok, err := l.Release(ctx, lease); err != nil || !ok {
+			t.Fatalf("release: %v, %v", ok, err)
+		}
+	}
+	if n := commandCalls(t, raw, publishCalls); n != 0 {
+		t.Fatalf("%d PUBLISH for releases nobody waited for, want 0", n)
 	}
 }

@@ -1,11 +1,17 @@
 -- Compare-and-delete: delete the lock only if it is still this acquisition's,
--- and tell waiters at once.
--- KEYS[1] lock hash   ARGV[1] id of the acquisition   ARGV[2] release channel
--- ARGV[3] the lease's token, published as the message
+-- and tell waiters at once if one marked it (see lock_acquire.lua).
+-- KEYS[1] the lock   ARGV[1] "<id> <owner>" of the acquisition
+-- The release channel is KEYS[1] .. ':released': a channel, not a key, so
+-- building it here moves nothing out of the call's slot.
 -- Returns 1 when deleted, 0 when the lock was no longer ours.
-if redis.call('HGET', KEYS[1], 'id') == ARGV[1] then
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], ARGV[3])
+  return 1
+end
+if v == '*' .. ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', KEYS[1] .. ':released', '')
   return 1
 end
 return 0
