@@ -28,9 +28,10 @@
 // else, named after the user's key and every parameter of the limit:
 // "ratelimit:{user:42}:log:100:1m0s", "…:counter:100:1m0s",
 // "…:gcra:100:1m0s:20". The counter's and GCRA's is a string of a few bytes
-// (a 7-byte time and the counts, in binary): with a short prefix and key,
-// 88 bytes of MEMORY USAGE for a limit of 100, the same as go-redis/redis_rate.
-// The log's is a sorted set of one member per request still in the window.
+// (a 7-byte time and the counts, in binary): 88 bytes of MEMORY USAGE for a
+// limit of 100 when the whole key name fits in 30 bytes (16 more past it),
+// the same as go-redis/redis_rate. The log's is a sorted set of one member
+// per request still in the window.
 //
 // Limits combine in a Policy (say 10 per second and 1000 per day), checked
 // and consumed in the same script: a request counts against every limit or
@@ -40,19 +41,23 @@
 // decision is one script); a rejected AllowN or Policy consumes nothing; a
 // client that waits exactly Result.RetryAfter is admitted (it is rounded up
 // to the millisecond, never down) unless others spent the allowance first;
-// time on a key never runs backwards (each limit's key keeps the latest
-// time a decision on it used, rejections included, and a call takes the
-// latest of those and the server's clock, so a server clock stepped back
-// cannot reopen a window, and waits are still measured from the latest
-// time); every key written has a TTL on every path, rejections included; all keys of one
-// call share the hash tag {key}, so it runs on Redis Cluster.
+// time on a key never runs backwards (a call takes the latest of the
+// server's clock and the time its limits were last decided at, which each
+// limit's key keeps, rejections included: the counter and GCRA in their
+// state, the log as its newest member's score or, after a later rejection,
+// in that member's name; so a server clock stepped back cannot reopen a
+// window, and waits are measured from the latest time); every key written
+// has a TTL on every path, rejections included; all keys of one call share
+// the hash tag {key}, so it runs on Redis Cluster.
 //
 // Not guaranteed: availability when Redis is unreachable (the caller chooses
 // to fail open or closed; see package httprate); limits that survive the loss
 // of the server's data (a restart without persistence or a failover to a
 // replica that had not received the latest writes forgets recent requests);
 // a server clock stepped forward is taken at its word and ages requests out
-// early. Context deadlines bound a call only if the go-redis client has
+// early; the guard lives in the limit's key, so it goes when the key expires
+// with its state empty, and a clock stepped back after that is believed.
+// Context deadlines bound a call only if the go-redis client has
 // Options.ContextTimeoutEnabled set; otherwise a stalled server holds a call
 // for the client's ReadTimeout.
 //
