@@ -103,9 +103,7 @@ var (
 	modePeek  = &mode{name: "peek", arg: "peek", peek: true}
 )
 
-// run validates, calls the script once and reads its reply. A single Limit
-// takes the script of its algorithm alone; a Policy the one that holds
-// them all.
+// run validates, calls the script once and reads its reply.
 func (l *Limiter) run(ctx context.Context, m *mode, key string, r Rule, n int) (Result, error) {
 	if key == "" {
 		return Result{}, fmt.Errorf("%w: empty key", ErrInvalidKey)
@@ -155,32 +153,22 @@ func (l *Limiter) run(ctx context.Context, m *mode, key string, r Rule, n int) (
 	return res, nil
 }
 
-// scriptFor picks the script for a call: a single limit's algorithm only,
-// so the server defines no functions the call does not use.
+// scriptFor picks the script for a call: the one that holds only the
+// algorithms its limits use, so the server defines no functions the call
+// does not use.
 func scriptFor(m *mode, limits []Limit) *luascripts.Script {
-	if len(limits) > 1 {
-		if m.peek {
-			return luascripts.RatelimitPeek
+	set := 0
+	for _, l := range limits {
+		switch l.alg {
+		case AlgorithmSlidingLog:
+			set |= luascripts.RatelimitLog
+		case AlgorithmSlidingCounter:
+			set |= luascripts.RatelimitCounter
+		default:
+			set |= luascripts.RatelimitGCRA
 		}
-		return luascripts.RatelimitDecide
 	}
-	switch limits[0].alg {
-	case AlgorithmSlidingLog:
-		if m.peek {
-			return luascripts.RatelimitPeekLog
-		}
-		return luascripts.RatelimitDecideLog
-	case AlgorithmSlidingCounter:
-		if m.peek {
-			return luascripts.RatelimitPeekCounter
-		}
-		return luascripts.RatelimitDecideCounter
-	default:
-		if m.peek {
-			return luascripts.RatelimitPeekGCRA
-		}
-		return luascripts.RatelimitDecideGCRA
-	}
+	return luascripts.Ratelimit(set, m.peek)
 }
 
 // tagEscaper keeps a user's key from ending or emptying the hash tag it is
