@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/naive"
@@ -63,7 +61,7 @@ func TestNaiveClientSideSlidingWindowAdmitsAlmostEveryoneUnderConcurrency(t *tes
 	// all: then the burst looks serial and admits exactly 5. Between app
 	// servers and Redis a round trip takes a LAN's hundreds of microseconds,
 	// and that is the gap other callers fall into. The client adds it.
-	c.AddHook(lanLatency(300 * time.Microsecond))
+	c.AddHook(redistest.Latency(300 * time.Microsecond))
 	warm(t, func(ctx context.Context) error { return c.Ping(ctx).Err() }, 100)
 	sw := &naive.SlidingWindow{Client: c, Limit: 5, Window: time.Minute}
 	key := s.Prefix() + "naive-sliding"
@@ -72,23 +70,6 @@ func TestNaiveClientSideSlidingWindowAdmitsAlmostEveryoneUnderConcurrency(t *tes
 	if got <= 5 {
 		t.Fatalf("%d/100 admitted: the three-round-trip window should overshoot the limit of 5", got)
 	}
-}
-
-// lanLatency delays every command by d before it is sent, as a network
-// between the caller and Redis would.
-type lanLatency time.Duration
-
-func (lanLatency) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (d lanLatency) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		time.Sleep(time.Duration(d))
-		return next(ctx, cmd)
-	}
-}
-
-func (lanLatency) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
 }
 
 func TestEveryLimitAdmitsExactlyItsLimitUnderConcurrency(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/naive"
 )
@@ -116,7 +117,7 @@ func concurrency(ctx context.Context, d *demo, row *Row, _ *Report) error {
 	// a burst can look serial. Between app servers and Redis a round trip
 	// takes a LAN's fraction of a millisecond, which is the gap the other
 	// callers fall into: both variants run with it added to every command.
-	c.AddHook(latency(lanRoundTrip))
+	c.AddHook(redistest.Latency(lanRoundTrip))
 	// Open every connection first, so the callers interleave on the server
 	// instead of queueing behind connection set-up.
 	if _, err := together(ctx, callers, func(ctx context.Context) (bool, error) {
@@ -154,23 +155,6 @@ func concurrency(ctx context.Context, d *demo, row *Row, _ *Report) error {
 
 // lanRoundTrip is the delay the concurrency scenario adds to each command.
 const lanRoundTrip = 300 * time.Microsecond
-
-// latency delays every command by its value before sending it, as a network
-// between the caller and Redis would.
-type latency time.Duration
-
-func (latency) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (d latency) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		time.Sleep(time.Duration(d))
-		return next(ctx, cmd)
-	}
-}
-
-func (latency) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
 
 // together runs f in n goroutines released at the same instant and returns
 // how many reported true.
