@@ -46,25 +46,12 @@ func main() {
 }
 
 func mainErr(ctx context.Context, cfg config) error {
-	addr, startedRedis, stopRedis, err := servers.Redis()
+	addr, dsn, stop, err := servers.Both(ctx, "chargeaccount", os.Stdout)
 	if err != nil {
 		return err
 	}
-	defer stopRedis()
-	dsn, startedPG, stopPG, err := servers.Postgres(ctx, "chargeaccount")
-	if err != nil {
-		return err
-	}
-	defer stopPG()
-	fmt.Printf("redis %s (%s), postgres %s (%s)\n", addr, origin(startedRedis, "REDIS_ADDR"), servers.Redact(dsn), origin(startedPG, "DATABASE_URL or PGFENCE_DSN"))
+	defer stop()
 	cfg.redisAddr, cfg.dsn = addr, dsn
 	_, err = run(ctx, cfg, os.Stdout)
 	return err
-}
-
-func origin(started bool, env string) string {
-	if started {
-		return "started for this run"
-	}
-	return env
 }

@@ -48,28 +48,15 @@ func main() {
 }
 
 func mainErr(ctx context.Context, cfg config) error {
-	addr, startedRedis, stopRedis, err := servers.Redis()
+	addr, dsn, stop, err := servers.Both(ctx, "scheduler", os.Stdout)
 	if err != nil {
 		return err
 	}
-	defer stopRedis()
-	dsn, startedPG, stopPG, err := servers.Postgres(ctx, "scheduler")
-	if err != nil {
-		return err
-	}
-	defer stopPG()
-	fmt.Printf("redis %s (%s), postgres %s (%s)\n", addr, origin(startedRedis, "REDIS_ADDR"), servers.Redact(dsn), origin(startedPG, "DATABASE_URL or PGFENCE_DSN"))
+	defer stop()
 	cfg.redisAddr, cfg.dsn = addr, dsn
 	_, err = run(ctx, cfg, os.Stdout)
 	if ctx.Err() != nil && cfg.runFor == 0 {
 		return nil // Ctrl-C is how -for 0 ends
 	}
 	return err
-}
-
-func origin(started bool, env string) string {
-	if started {
-		return "started for this run"
-	}
-	return env
 }

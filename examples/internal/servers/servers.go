@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"time"
@@ -81,4 +82,29 @@ func Redact(dsn string) string {
 		return dsn
 	}
 	return u.Redacted()
+}
+
+// Both gives an example its Redis and a PostgreSQL database named database
+// (see Redis and Postgres), prints where each came from to w, and returns a
+// stop that stops whatever was started.
+func Both(ctx context.Context, database string, w io.Writer) (redisAddr, dsn string, stop func(), err error) {
+	addr, startedRedis, stopRedis, err := Redis()
+	if err != nil {
+		return "", "", nil, err
+	}
+	dsn, startedPG, stopPG, err := Postgres(ctx, database)
+	if err != nil {
+		_ = stopRedis()
+		return "", "", nil, err
+	}
+	fmt.Fprintf(w, "redis %s (%s), postgres %s (%s)\n",
+		addr, origin(startedRedis, "REDIS_ADDR"), Redact(dsn), origin(startedPG, "DATABASE_URL or PGFENCE_DSN"))
+	return addr, dsn, func() { _ = stopPG(); _ = stopRedis() }, nil
+}
+
+func origin(started bool, env string) string {
+	if started {
+		return "started for this run"
+	}
+	return env
 }
