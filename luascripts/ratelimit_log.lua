@@ -87,8 +87,11 @@ ALG['log'] = {
 
   touch = function(st)
     if st.count > 0 then
-      redis.call('ZREM', st.key, st.last)
+      -- Add before removing: removing the only entry first would empty the
+      -- set, Redis would delete the key, and the ZADD would make a new key
+      -- without a TTL. The names differ: the new one carries a later time.
       redis.call('ZADD', st.key, int(st.score), st.base .. '~' .. int(st.now))
+      redis.call('ZREM', st.key, st.last)
     end
   end,
 }

@@ -73,3 +73,41 @@ func TestNoRateLimitKeyIsLeftWithoutATTL(t *testing.T) {
 		t.Fatalf("found %d keys for %d user keys %v; want 6 for each of 7: one per limit", len(keys), len(perKey), perKey)
 	}
 }
+
+// A rejection records its time in the log by renaming the newest entry. On
+// a log of one entry, removing that entry first empties the set, Redis
+// deletes the key, and the re-added entry lands in a new key without a TTL.
+func TestRejectionOnALogOfOneEntryKeepsTheKeysTTL(t *testing.T) {
+	s := redistest.Start(t)
+	c, l := limiter(t, s)
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		rule ratelimit.Rule
+	}{
+		{"log of one", ratelimit.SlidingLog(1, time.Minute)},
+		// The policy's GCRA rejects; the log, holding one entry, is touched.
+		{"policy", ratelimit.Policy{ratelimit.GCRA(1, time.Hour, 1), ratelimit.SlidingLog(100, time.Minute)}},
+	}
+	for _, tc := range cases {
+		key := "one-entry-" + strings.ReplaceAll(tc.name, " ", "-")
+		if res, err := l.Allow(ctx, key, tc.rule); err != nil || !res.Allowed {
+			t.Fatalf("%s: first request: %+v, %v", tc.name, res, err)
+		}
+		time.Sleep(2 * time.Millisecond) // a later time, so the rejection records it
+		if res, err := l.Allow(ctx, key, tc.rule); err != nil || res.Allowed {
+			t.Fatalf("%s: second request: %+v, %v; want rejected", tc.name, res, err)
+		}
+		iter := c.Scan(ctx, 0, s.Prefix()+"rl:{"+key+"}:*", 100).Iterator()
+		n := 0
+		for iter.Next(ctx) {
+			n++
+			if ttl := c.PTTL(ctx, iter.Val()).Val(); ttl <= 0 {
+				t.Errorf("%s: %s has PTTL %d after a rejection", tc.name, iter.Val(), ttl)
+			}
+		}
+		if err := iter.Err(); err != nil || n == 0 {
+			t.Fatalf("%s: scanned %d keys, %v", tc.name, n, err)
+		}
+	}
+}
