@@ -59,8 +59,8 @@ func checkToken(token int64) error {
 //
 // In a scoped Store it is "{scope}:fence:hw", and key must carry the hash
 // tag {scope}. Otherwise each key has its own mark: key + ":fence:hw" when
-// key has a hash tag (the tag is kept), else "{" + key + "}:fence:hw", whose
-// tag is the whole key and so hashes exactly like the key.
+// key has a hash tag (the tag is kept), else "{" + key + "}:fence:hw:fence:hw",
+// whose tag is the whole key and so hashes exactly like the key.
 func (s *Store) markFor(key string) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", err
@@ -79,7 +79,12 @@ func (s *Store) markFor(key string) (string, error) {
 		// has no tag of its own to reuse: no other key can share its slot.
 		return "", fmt.Errorf("%w: %q contains '}' but no hash tag, so no mark can share its slot", ErrCrossSlot, key)
 	}
-	return "{" + key + "}" + markSuffix, nil
+	// The suffix twice: "{k}:fence:hw" is the mark of the tagged key "{k}"
+	// (and of the scope "k"), a different resource, so the untagged key "k"
+	// needs another name in the same slot. What stands before the last
+	// suffix, "{k}:fence:hw", is itself a reserved name no user key can
+	// have, so no tagged key's mark can equal this one.
+	return "{" + key + "}" + markSuffix + markSuffix, nil
 }
 
 // Key returns the name to write under for name. In a scoped Store it is

@@ -116,3 +116,25 @@ func TestFencedWritesRunOnRedisClusterWithMarkInTheDataSlot(t *testing.T) {
 	_, err = scoped.Eval(ctx, 4, "redis.call('SET', KEYS[2], 'stale')", []string{scoped.Key("last")})
 	wantStale(t, err, 4, 5)
 }
+
+// The untagged key "k" and the tagged key "{k}" are different resources,
+// usually guarded by different locks whose tokens do not compare. They hash
+// to one slot, and their marks must still be apart: otherwise a write with
+// token 100 to one would fence out token 5 on the other, forever.
+func TestUntaggedAndTaggedKeysOfOneSlotKeepMarksOfTheirOwn(t *testing.T) {
+	store, _, prefix := newStore(t)
+	ctx := context.Background()
+	tagged, untagged := "{"+prefix+"acct}", prefix+"acct"
+	if err := store.Set(ctx, 100, tagged, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Set(ctx, 5, untagged, "b"); err != nil {
+		t.Fatalf("a first write to %q was refused because of a write to %q: %v", untagged, tagged, err)
+	}
+	if got := mustHighest(t, store, untagged); got != 5 {
+		t.Fatalf("highest of %q = %d, want 5", untagged, got)
+	}
+	if got := mustHighest(t, store, tagged); got != 100 {
+		t.Fatalf("highest of %q = %d, want 100", tagged, got)
+	}
+}
