@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -117,4 +118,14 @@ func ExampleGCRA() {
 func ExampleLimit_Named() {
 	fmt.Println(ratelimit.SlidingLog(5, time.Second).Named("login").Name())
 	// Output: login
+}
+
+// A policy that every call would refuse is caught at start-up.
+func ExamplePolicy_Validate() {
+	perSecond := ratelimit.SlidingLog(10, time.Second)
+	fmt.Println(ratelimit.Policy{perSecond, ratelimit.SlidingCounter(1000, 24*time.Hour)}.Validate())
+	fmt.Println(errors.Is(ratelimit.Policy{perSecond, perSecond}.Validate(), ratelimit.ErrInvalidLimit))
+	// Output:
+	// <nil>
+	// true
 }

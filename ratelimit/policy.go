@@ -17,6 +17,12 @@ type Policy []Limit
 
 func (p Policy) limits() []Limit { return p }
 
+// Validate reports, without a round trip, whether every call with p would
+// be refused as input: an empty policy, an invalid limit, or one limit
+// twice. Configuration code calls it so that a policy that can never work
+// fails at start-up, not on every request.
+func (p Policy) Validate() error { return validatePolicy(p, 1) }
+
 // validateLimit checks l and that n fits it.
 func validateLimit(l Limit, n int) error {
 	if err := l.validate(); err != nil {

@@ -70,6 +70,9 @@ func New(cfg Config) (*Middleware, error) {
 	case cfg.Unavailable != FailOpen && cfg.Unavailable != FailClosed:
 		return nil, fmt.Errorf("%w: Unavailable %d", ErrInvalidConfig, cfg.Unavailable)
 	}
+	if err := cfg.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}

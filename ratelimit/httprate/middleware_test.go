@@ -178,6 +178,10 @@ func TestNewRejectsAConfigThatCannotWork(t *testing.T) {
 		"no key":           {Limiter: l, Policy: p},
 		"negative timeout": {Limiter: l, Policy: p, Key: key, Timeout: -1},
 		"unknown mode":     {Limiter: l, Policy: p, Key: key, Unavailable: 7},
+		// Policies that every request would fail on, with a misleading 500.
+		"zero limit":     {Limiter: l, Policy: ratelimit.Policy{{}}, Key: key},
+		"limit twice":    {Limiter: l, Policy: ratelimit.Policy{p[0], p[0]}, Key: key},
+		"gcra too exact": {Limiter: l, Policy: ratelimit.Policy{ratelimit.GCRA(1, 24*time.Hour, 1_000_000)}, Key: key},
 	} {
 		if _, err := httprate.New(cfg); !errors.Is(err, httprate.ErrInvalidConfig) {
 			t.Errorf("%s: %v", name, err)
