@@ -85,7 +85,11 @@ func TestSecondConcurrentRunIsRefused(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx, nil) }()
 	time.Sleep(20 * time.Millisecond) // let the first Run start; it cannot reach Redis
-	if err := e.Run(ctx, nil); !errors.Is(err, election.ErrRunning) {
+	// Bounded, so that a second Run that wrongly starts fails the test
+	// instead of hanging it.
+	second, cancelSecond := context.WithTimeout(ctx, 2*time.Second)
+	defer cancelSecond()
+	if err := e.Run(second, nil); !errors.Is(err, election.ErrRunning) {
 		t.Errorf("second Run: %v, want ErrRunning", err)
 	}
 	cancel()

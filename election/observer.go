@@ -12,9 +12,9 @@ package election
 type Observer struct {
 	// OnElected is called when this node wins a term, before fn starts.
 	OnElected func(epoch int64)
-	// OnDemoted is called once per term, when the term ends, with why. It
-	// is called as soon as leadership can no longer be proven, before fn
-	// has returned.
+	// OnDemoted is called once per term, when the term ends, with why. When
+	// leadership can no longer be proven it is called at once, before fn
+	// has returned; with ReasonResigned, fn has already returned.
 	OnDemoted func(epoch int64, reason Reason)
 	// OnFollower is called when an attempt finds another node leading, once
 	// per stretch as a follower: at the first refusal after start-up or

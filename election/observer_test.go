@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -171,5 +172,36 @@ func TestTermSnapshotWritesAreFencedAfterTheTermEnds(t *testing.T) {
 	}
 	if err := old.Fencer.Set(ctx, key, "a again"); !errors.Is(err, fence.ErrStale) {
 		t.Errorf("write with the old term's snapshot: %v, want refused as stale", err)
+	}
+}
+
+// A fn that ends its goroutine with runtime.Goexit (t.Fatal in a test)
+// never returns a value; the term must end anyway, the lease be released,
+// and Run return, instead of leading on forever.
+func TestFnEndingItsGoroutineEndsTheTermAndRun(t *testing.T) {
+	s := redistest.Start(t)
+	c := client(t, s)
+	e, err := election.New(c, baseConfig(s, "goexit", "node", time.Second, 200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- e.Run(context.Background(), func(context.Context, election.Term) error {
+			runtime.Goexit()
+			return nil
+		})
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Run returned nil after fn ended its goroutine")
+		}
+		t.Logf("Run returned: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run still leading 5s after fn ended its goroutine")
+	}
+	if e.IsLeader() {
+		t.Fatal("still leader after Run returned")
 	}
 }

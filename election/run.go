@@ -39,6 +39,10 @@ import (
 // Otherwise Run returns when ctx ends, with an error matching ctx.Err(),
 // after releasing any lease and with no goroutine of its own left. Run
 // returns ErrRunning if this Elector is already running.
+//
+// fn runs on a goroutine of its own: a panic in fn ends the program, as in
+// any goroutine, rather than reaching Run's caller; a fn that ends its
+// goroutine with runtime.Goexit ends its term as an error would.
 func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, term Term) error) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return ErrRunning
@@ -118,7 +122,13 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 	var fnDone chan error
 	if fn != nil {
 		fnDone = make(chan error, 1)
-		go func() { fnDone <- fn(fnCtx, term) }()
+		go func() {
+			// From a defer, so that a fn that ends its goroutine with
+			// runtime.Goexit still ends the term instead of leading on.
+			var err error = errGoexit
+			defer func() { fnDone <- err }()
+			err = fn(fnCtx, term)
+		}()
 	}
 
 	var reason Reason
@@ -189,6 +199,10 @@ func (e *Elector) release(ctx context.Context, lease *lock.Lease) {
 	defer cancel()
 	_, _ = e.locker.Release(ctx, lease)
 }
+
+// errGoexit is what lead sees of a fn that ended its goroutine with
+// runtime.Goexit instead of returning.
+var errGoexit = errors.New("election: fn ended its goroutine without returning")
 
 // sleep waits for d or for ctx to end, and reports whether ctx is still live.
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -41,7 +41,8 @@ var (
 	ErrDeadline = errors.New("lock: local deadline passed without a renewal")
 	// ErrNotReplicated is returned by Acquire under WithReplicas(…,
 	// failClosed=true) when fewer replicas than required acknowledged the
-	// lock in time. The lock has been released.
+	// lock in time. Acquire has tried to release the lock; if that failed
+	// too, the error says so and the lock expires with its TTL.
 	ErrNotReplicated = errors.New("lock: not acknowledged by enough replicas")
 )
 

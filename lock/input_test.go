@@ -60,6 +60,11 @@ func TestBadInputIsRejectedWithoutARoundTrip(t *testing.T) {
 			t.Errorf("with-lock ttl %v: %v, want ErrInvalidTTL", ttl, err)
 		}
 	}
+	// A name starting with '}' would give the lock and its counter an empty
+	// hash tag, and so two Cluster slots.
+	if _, err := l.Acquire(ctx, "}x", time.Second); !errors.Is(err, lock.ErrInvalidName) {
+		t.Errorf("acquire with a name starting with '}': %v, want ErrInvalidName", err)
+	}
 	if _, err := l.Acquire(ctx, "", time.Second); !errors.Is(err, lock.ErrInvalidName) {
 		t.Errorf("empty name: %v", err)
 	}

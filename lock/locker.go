@@ -99,6 +99,11 @@ func checkName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty name", ErrInvalidName)
 	}
+	if name[0] == '}' {
+		// "P{}…" has an empty hash tag, which Redis ignores: the lock and
+		// its counter would hash to different Cluster slots.
+		return fmt.Errorf("%w: %q starts with '}', which would empty the keys' hash tag", ErrInvalidName, name)
+	}
 	return nil
 }
 

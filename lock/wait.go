@@ -78,8 +78,12 @@ func (l *Locker) AcquireWait(ctx context.Context, name string, ttl time.Duration
 func (l *Locker) backoff(attempt int) time.Duration {
 	d := l.cfg.waitMin
 	for ; attempt > 0 && d < l.cfg.waitMax; attempt-- {
+		if d > l.cfg.waitMax/2 { // doubling would pass the max, or overflow
+			d = l.cfg.waitMax
+			break
+		}
 		d *= 2
 	}
 	d = min(d, l.cfg.waitMax)
-	return d/2 + rand.N(d/2+1)
+	return max(d/2+rand.N(d/2+1), time.Millisecond)
 }

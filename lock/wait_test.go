@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -279,5 +280,26 @@ func TestReleaseNobodyWaitsForPublishesNothing(t *testing.T) {
 	}
 	if n := commandCalls(t, raw, publishCalls); n != 0 {
 		t.Fatalf("%d PUBLISH for releases nobody waited for, want 0", n)
+	}
+}
+
+// A huge backoff ceiling (election passes its RetryInterval) must not
+// overflow the doubling: the waiter keeps waiting until its context ends.
+func TestAcquireWaitWithAHugeBackoffCeilingWaitsWithoutPanicking(t *testing.T) {
+	s := redistest.Start(t)
+	holder := newLocker(t, s)
+	waiter := newLocker(t, s, lock.WithWaitBackoff(time.Second, math.MaxInt64))
+	lease := mustAcquire(t, holder, "job", 30*time.Millisecond)
+	k, err := holder.Keep(context.Background(), lease, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	// Every expiry the holder renews past wakes the waiter: the attempts,
+	// and so the doublings, pile up quickly.
+	if _, err := waiter.AcquireWait(ctx, "job", time.Second); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("AcquireWait against a kept lock: %v, want DeadlineExceeded", err)
 	}
 }

@@ -20,9 +20,13 @@ import (
 // lease.Deadline errs early, never late.
 //
 // WithLock returns ErrHeld (a *HeldError) without running fn when the name
-// is taken, and an error matching ErrLeaseLost, joined with fn's error,
-// when the lease was lost while fn ran or was found gone at release.
-// Otherwise it returns fn's error, or the release's.
+// is taken; an error matching ErrLeaseLost without running fn when the
+// acquire came back too late to prove (see Keep); and an error matching
+// ErrLeaseLost, joined with fn's error, when the lease was lost while fn ran
+// or was found gone at release (also when go-redis retried a release whose
+// reply was lost: see Release). Otherwise it returns fn's error, or the
+// release's. If fn panics or calls runtime.Goexit, the lease is released on
+// the way out.
 func (l *Locker) WithLock(ctx context.Context, name string, ttl time.Duration, fn func(ctx context.Context, lease *Lease) error) error {
 	if fn == nil {
 		return invalid("nil fn")
@@ -43,19 +47,25 @@ func (l *Locker) WithLock(ctx context.Context, name string, ttl time.Duration, f
 		return err
 	}
 	k, err := l.Keep(ctx, lease, interval)
-	if err != nil { // unreachable after the checks above; release anyway
+	if err != nil {
+		// The acquire came back too close to its deadline and the renewal
+		// that would have proven it failed (ErrLeaseLost): fn does not run.
 		_, _ = l.release(ctx, lease)
 		return err
 	}
+	returned := false
 	defer func() {
-		// fn panicked: stop renewing and give the lock back on the way up.
-		if p := recover(); p != nil {
+		// fn did not return: it panicked (the panic goes on up unchanged)
+		// or called runtime.Goexit (t.Fatal in a test). Either way, stop
+		// renewing and give the lock back, or it would be held for as long
+		// as ctx lives.
+		if !returned {
 			_ = k.Stop()
 			_, _ = l.release(ctx, lease)
-			panic(p)
 		}
 	}()
 	fnErr := fn(k.Context(), lease)
+	returned = true
 	lost := k.Stop()
 
 	released, err := l.release(ctx, lease)

@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +232,22 @@ func TestWithLockCancelsFnAtTheDeadlineWhenRedisIsKilled(t *testing.T) {
 	if high := ttl - margin + 50*time.Millisecond; took > high || took < ttl/3 {
 		t.Fatalf("cancelled %v after the kill, want by the deadline (≤ %v) and not at the first failed renewal", took, high)
 	}
+}
+
+// t.Fatal inside fn ends fn's goroutine with runtime.Goexit, which no
+// recover sees. The lock must still be given back, not renewed for as long
+// as ctx lives.
+func TestWithLockReleasesWhenFnEndsItsGoroutine(t *testing.T) {
+	s := redistest.Start(t)
+	l := newLocker(t, s)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = l.WithLock(context.Background(), "job", 5*time.Second, func(context.Context, *lock.Lease) error {
+			runtime.Goexit()
+			return nil
+		})
+	}()
+	<-done
+	waitGone(t, l, "job", time.Second) // far less than the 5 s TTL: released, not expired
 }
