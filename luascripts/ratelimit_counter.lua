@@ -7,7 +7,10 @@
 -- w bytes each. The bucket index is floor(t / window).
 
 -- Absorbs float noise in the weighted sums (values are <= capacity, so the
--- noise is ~1e-16 of them), never a whole request.
+-- noise is ~1e-16 of them), never a whole request. A true shortfall is a
+-- multiple of 1/window (in µs), so the epsilon also stays under half of
+-- that: on a day-long window 1e-9 alone would round a real shortfall of a
+-- few tens of µs up into an extra request.
 local EPS = 1e-9
 
 -- The smallest wait d >= guess at which avail(now + d) >= need. retry
@@ -39,7 +42,7 @@ end
 local function counter_avail(st, t)
   local _, cur, prev, e = counter_parts(st, t)
   local est = prev * (st.win - e) / st.win + cur
-  return math.max(math.floor(st.cap - est + EPS), 0)
+  return math.max(math.floor(st.cap - est + math.min(EPS, 0.5 / st.win)), 0)
 end
 
 -- How long until the state at now is empty: the key's TTL.

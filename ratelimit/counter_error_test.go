@@ -123,3 +123,30 @@ func TestSlidingCounterWorstCaseIsBunchedPreviousWindow(t *testing.T) {
 		t.Fatalf("counter: %d in one window; the documented worst case approaches but stays under 2x%d", mostApprox, limit)
 	}
 }
+
+// On a day-long window a real shortfall can be a few tens of microseconds'
+// worth of the previous bucket's weight, far less than 1e-9 of a request.
+// A fixed float epsilon would round it up into an extra request.
+func TestSlidingCounterOnALongWindowDoesNotAdmitEarly(t *testing.T) {
+	s := redistest.Start(t)
+	const day = 24 * time.Hour
+	bucket := epoch.Truncate(day) // bucket boundaries are multiples of the window since the Unix epoch
+	clk := newClock(bucket.Add(day - time.Millisecond))
+	_, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+	lim := ratelimit.SlidingCounter(2, day)
+	for i := range 2 {
+		if !allow(t, l, "k", lim).Allowed {
+			t.Fatalf("request %d at the end of the bucket was denied", i+1)
+		}
+	}
+	// Halfway into the next bucket, less 40µs: the previous bucket still
+	// weighs 2·(1/2 + 40µs/day) > 1, so no whole request is free yet.
+	clk.Set(bucket.Add(day + day/2 - 40*time.Microsecond))
+	if res := allow(t, l, "k", lim); res.Allowed {
+		t.Fatalf("admitted 40µs before the estimate allows it: %+v", res)
+	}
+	clk.Set(bucket.Add(day + day/2))
+	if res := allow(t, l, "k", lim); !res.Allowed {
+		t.Fatalf("denied at the moment the estimate frees one request: %+v", res)
+	}
+}

@@ -77,7 +77,8 @@ func (l *Limiter) AllowN(ctx context.Context, key string, r Rule, n int) (Result
 
 // Take consumes as many of n requests as are available now, at least one,
 // and reports how many in Result.Granted. When none is available it is
-// rejected and RetryAfter says when one will be.
+// rejected and RetryAfter says when one will be. As with AllowN, n more than
+// a limit can ever admit at once (its Burst) is ErrInvalidN.
 func (l *Limiter) Take(ctx context.Context, key string, r Rule, n int) (Result, error) {
 	return l.run(ctx, modeTake, key, r, n)
 }
