@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -171,39 +170,14 @@ func (r *runner) limiterCases(ctx context.Context) ([]*benchCase, error) {
 					})
 				}}
 			if sc.q == rejectQuota {
-				ct.prepare = func(ctx context.Context) error { return r.spend(ctx, allow, keys, sc.q.n) }
+				ct.prepare = func(ctx context.Context) error {
+					// Use up every key's quota before the first measured round.
+					_, err := r.fill(ctx, allow, keys, sc.q.n)
+					return err
+				}
 			}
 			cases[si].contenders = append(cases[si].contenders, ct)
 		}
 	}
 	return cases, nil
-}
-
-// spend makes n requests on every key, so the quota of each is used up
-// before the first measured round.
-func (r *runner) spend(ctx context.Context, allow allower, keys []string, n int) error {
-	workers := min(r.cfg.Goroutines, len(keys))
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		firstEr error
-	)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := w; k < len(keys); k += workers {
-				for range n {
-					if _, err := allow(ctx, keys[k]); err != nil {
-						mu.Lock()
-						firstEr = err
-						mu.Unlock()
-						return
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return firstEr
 }
