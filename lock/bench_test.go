@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/internal/redistest/naivelock"
 	"github.com/redis-primitives/go/lock"
-	"github.com/redis-primitives/go/lock/naive"
 )
 
 // One acquire and one release: two script round trips.
@@ -72,7 +72,7 @@ func BenchmarkAcquireHeld(b *testing.B) {
 // The broken SET NX PX + DEL, for the cost of doing it right.
 func BenchmarkNaiveAcquireRelease(b *testing.B) {
 	s := redistest.Start(b)
-	n := naive.New(s.Client(b, func(o *redis.Options) { o.ContextTimeoutEnabled = true }), s.Prefix())
+	n := naivelock.New(s.Client(b, func(o *redis.Options) { o.ContextTimeoutEnabled = true }), s.Prefix())
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

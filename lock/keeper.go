@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/redis-primitives/go/luascripts"
 )
 
 // Keeper renews a lease in the background and says, through its Context,
@@ -225,16 +223,4 @@ func (k *Keeper) lose(err error) {
 	k.err = err
 	k.mu.Unlock()
 	k.cancel(err)
-}
-
-// extend is Extend without touching the lease, for the Keeper's goroutine.
-func (l *Locker) extend(ctx context.Context, lease *Lease, ttl time.Duration) error {
-	n, err := luascripts.LockExtend.Run(ctx, l.client, lease.keys[:1], &lease.value, ttl.Milliseconds()).Int()
-	if err != nil {
-		return wrap(ctx, "extend", lease.Name, err)
-	}
-	if n != 1 {
-		return fmt.Errorf("%w: %q (token %d)", ErrNotHeld, lease.Name, lease.Token)
-	}
-	return nil
 }

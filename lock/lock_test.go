@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/internal/redistest/naivelock"
 	"github.com/redis-primitives/go/lock"
-	"github.com/redis-primitives/go/lock/naive"
 )
 
 func TestSecondAcquireIsRefusedWhileLeaseIsLive(t *testing.T) {
@@ -163,7 +163,7 @@ func TestReleaseAfterExpiryDoesNotDeleteNextHoldersLock(t *testing.T) {
 func TestNaiveReleaseAfterExpiryDeletesNextHoldersLock(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t)
-	n := naive.New(c, s.Prefix()+"naive:")
+	n := naivelock.New(c, s.Prefix()+"naive:")
 	ctx := context.Background()
 
 	if ok, err := n.Acquire(ctx, "account-42", 50*time.Millisecond); err != nil || !ok {

@@ -26,8 +26,8 @@ type config struct {
 
 func defaults() config {
 	return config{
-		prefix:  "lock:",
-		owner:   randomID(8),
+		prefix:  defaultPrefix,
+		owner:   randomHex(ownerBytes),
 		renew:   1.0 / 3,
 		waitMin: 25 * time.Millisecond,
 		waitMax: time.Second,

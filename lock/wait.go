@@ -41,7 +41,7 @@ func (l *Locker) AcquireWait(ctx context.Context, name string, ttl time.Duration
 	// happened before it took effect is caught by the retry it triggers;
 	// that retry, and every later one, marks a lock it finds held, so the
 	// release that follows is published.
-	ps := l.client.Subscribe(ctx, l.channel(name))
+	ps := l.client.Subscribe(ctx, l.cfg.channel(name))
 	defer ps.Close()
 	events := ps.ChannelWithSubscriptions(redis.WithChannelHealthCheckInterval(0))
 

@@ -1,4 +1,4 @@
-// Package naive is the lock everyone writes first, kept BROKEN ON PURPOSE so
+// Package naivelock is the lock everyone writes first, kept BROKEN ON PURPOSE so
 // that tests and the demo can show what goes wrong. Do not use it.
 //
 // It takes a lock with SET NX PX and releases it with a bare DEL. When the
@@ -6,7 +6,7 @@
 // the first worker's DEL then deletes the second worker's lock, letting a
 // third walk in. It issues no fencing token, so the resource cannot refuse
 // the stale worker either. Package lock is the fixed version.
-package naive
+package naivelock
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func New(client Client, prefix string) *Lock { return &Lock{client: client, pref
 func (l *Lock) Acquire(ctx context.Context, name string, ttl time.Duration) (bool, error) {
 	ok, err := l.client.SetNX(ctx, l.prefix+name, "1", ttl).Result()
 	if err != nil {
-		return false, fmt.Errorf("naive: acquire %q: %w", name, err)
+		return false, fmt.Errorf("naivelock: acquire %q: %w", name, err)
 	}
 	return ok, nil
 }
@@ -43,7 +43,7 @@ func (l *Lock) Acquire(ctx context.Context, name string, ttl time.Duration) (boo
 // Release deletes the key, whoever holds it now. That is the bug.
 func (l *Lock) Release(ctx context.Context, name string) error {
 	if err := l.client.Del(ctx, l.prefix+name).Err(); err != nil {
-		return fmt.Errorf("naive: release %q: %w", name, err)
+		return fmt.Errorf("naivelock: release %q: %w", name, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package naive_test
+package naivelock_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/redistest"
-	"github.com/redis-primitives/go/lock/naive"
+	"github.com/redis-primitives/go/internal/redistest/naivelock"
 )
 
 func TestMain(m *testing.M) { redistest.VerifyMain(m) }
@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { redistest.VerifyMain(m) }
 // the TTL, Release deletes whoever holds the lock by then. Compiled, not run.
 func Example() {
 	ctx := context.Background()
-	l := naive.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}), "naive:")
+	l := naivelock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}), "naive:")
 	ok, err := l.Acquire(ctx, "account-42", 10*time.Second)
 	if err != nil || !ok {
 		log.Fatal("busy or down")

@@ -1,0 +1,85 @@
+package lock
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/redis-primitives/go/luascripts"
+)
+
+//go:embed acquire.lua
+var acquireSource string
+
+var acquireScript = luascripts.New("lock/acquire.lua", acquireSource)
+
+// Acquire makes one attempt to take the lock called name for ttl. On
+// success the lease carries a fencing token larger than any issued for the
+// name before. When the name is held it returns a *HeldError, which matches
+// ErrHeld and tells the holder's token, owner and remaining TTL. It does not
+// retry or wait; see AcquireWait.
+func (l *Locker) Acquire(ctx context.Context, name string, ttl time.Duration) (*Lease, error) {
+	return l.acquire(ctx, name, ttl, false)
+}
+
+// acquire is Acquire; waiting marks a held lock so that its release is
+// published (AcquireWait, once subscribed).
+func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, waiting bool) (*Lease, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	ttl, err := checkTTL(ttl)
+	if err != nil {
+		return nil, err
+	}
+	key := l.cfg.lockKey(name)
+	lease := &Lease{
+		Name: name, TTL: ttl, Owner: l.cfg.owner,
+		keys:  [2]string{key, counterKey(key)},
+		value: newValue(l.cfg.owner),
+	}
+	keys, args := lease.acquireArgs(waiting)
+	if l.cfg.replicas > 0 {
+		return l.acquireReplicated(ctx, lease, keys, args)
+	}
+	lease.RequestedAt = time.Now()
+	res, err := acquireScript.Run(ctx, l.client, keys, args...).Result()
+	if err != nil {
+		return nil, wrap(ctx, "acquire", name, err)
+	}
+	if err := lease.acquired(res); err != nil {
+		return nil, err
+	}
+	return lease, nil
+}
+
+// acquireArgs returns acquire.lua's KEYS and ARGV for lease.
+func (lease *Lease) acquireArgs(waiting bool) ([]string, []any) {
+	lease.ttlMS = lease.TTL.Milliseconds()
+	// Pointers box without allocating: BenchmarkAcquireRelease 27 → 24 allocs/op.
+	args := []any{&lease.ttlMS, &lease.value, "w"}
+	if !waiting {
+		args = args[:2]
+	}
+	return lease.keys[:], args
+}
+
+// acquired reads acquire.lua's reply into lease, or into a HeldError.
+func (lease *Lease) acquired(res any) error {
+	switch r := res.(type) {
+	case int64:
+		if r > 0 {
+			lease.Token = r
+			return nil
+		}
+	case []any:
+		if len(r) == 3 {
+			token, _ := r[0].(int64)
+			value, _ := r[1].(string)
+			pttl, _ := r[2].(int64)
+			return &HeldError{Name: lease.Name, Token: token, Owner: ownerOf(value), TTL: time.Duration(pttl) * time.Millisecond}
+		}
+	}
+	return fmt.Errorf("lock: acquire %q: unexpected reply %v", lease.Name, res)
+}

@@ -1,0 +1,47 @@
+package lock
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/redis-primitives/go/luascripts"
+)
+
+//go:embed extend.lua
+var extendSource string
+
+var extendScript = luascripts.New("lock/extend.lua", extendSource)
+
+// Extend sets the lease's TTL to ttl, counted from now, if and only if
+// lease still holds the lock. It never recreates an expired lock and never
+// touches another holder's: then it returns ErrNotHeld. On success it sets
+// lease.TTL and lease.RequestedAt (the time the extend was sent).
+func (l *Locker) Extend(ctx context.Context, lease *Lease, ttl time.Duration) error {
+	if err := checkLease(lease); err != nil {
+		return err
+	}
+	ttl, err := checkTTL(ttl)
+	if err != nil {
+		return err
+	}
+	sent := time.Now()
+	if err := l.extend(ctx, lease, ttl); err != nil {
+		return err
+	}
+	lease.RequestedAt, lease.TTL = sent, ttl
+	return nil
+}
+
+// extend is Extend without touching the lease, for the Keeper's goroutine.
+func (l *Locker) extend(ctx context.Context, lease *Lease, ttl time.Duration) error {
+	n, err := extendScript.Run(ctx, l.client, lease.keys[:1], lease.value, ttl.Milliseconds()).Int()
+	if err != nil {
+		return wrap(ctx, "extend", lease.Name, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("%w: %q (token %d)", ErrNotHeld, lease.Name, lease.Token)
+	}
+	return nil
+}

@@ -1,0 +1,32 @@
+package lock
+
+import (
+	"context"
+	_ "embed"
+
+	"github.com/redis-primitives/go/luascripts"
+)
+
+//go:embed release.lua
+var releaseSource string
+
+var releaseScript = luascripts.New("lock/release.lua", releaseSource)
+
+// Release deletes the lock if, and only if, lease still holds it. It reports
+// false when the lock was already gone or someone else's: the lease had
+// been lost, and whatever the caller did since it was lost was not
+// protected by the lock (only by the fencing token). A release wakes the
+// name's AcquireWait callers at once.
+//
+// go-redis retries a command after some network errors; a retried release
+// that had already run reports false.
+func (l *Locker) Release(ctx context.Context, lease *Lease) (bool, error) {
+	if err := checkLease(lease); err != nil {
+		return false, err
+	}
+	n, err := releaseScript.Run(ctx, l.client, lease.keys[:1], &lease.value).Int()
+	if err != nil {
+		return false, wrap(ctx, "release", lease.Name, err)
+	}
+	return n == 1, nil
+}

@@ -1,0 +1,46 @@
+package luascripts
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Queue adds the script to p as EVALSHA (EVALSHA_RO for a read-only script)
+// and returns its command, to be read after p.Exec.
+func (s *Script) Queue(ctx context.Context, p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {
+	if s.readOnly {
+		return p.EvalShaRO(ctx, s.sha, keys, args...)
+	}
+	return p.EvalSha(ctx, s.sha, keys, args...)
+}
+
+// queueSource adds the script to p as EVAL (EVAL_RO for a read-only script).
+func (s *Script) queueSource(ctx context.Context, p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {
+	if s.readOnly {
+		return p.EvalRO(ctx, s.src, keys, args...)
+	}
+	return p.Eval(ctx, s.src, keys, args...)
+}
+
+// RunPipelined runs the script at the head of a pipeline that newPipeline
+// returns, followed by the commands then queues (WAIT, say, which must
+// share the script's connection), and returns the script's command. It
+// sends EVALSHA first; if the server answers NOSCRIPT, the script did not
+// run, and the whole pipeline is sent once more, in a new pipeline, with
+// EVAL, so then is called again and its commands of the first attempt are
+// to be discarded. Errors are read per command, as after p.Exec.
+func (s *Script) RunPipelined(ctx context.Context, newPipeline func() redis.Pipeliner, keys []string, args []any, then func(redis.Pipeliner)) *redis.Cmd {
+	p := newPipeline()
+	cmd := s.Queue(ctx, p, keys, args...)
+	then(p)
+	_, _ = p.Exec(ctx) // errors are read per command
+	if !isNoScript(cmd.Err()) {
+		return cmd
+	}
+	p = newPipeline()
+	cmd = s.queueSource(ctx, p, keys, args...)
+	then(p)
+	_, _ = p.Exec(ctx)
+	return cmd
+}
