@@ -23,11 +23,26 @@
 // By default each key has its own mark. WithScope makes all keys of a Store
 // share one mark, named after the scope (typically the lock's name), so that
 // a newer holder's first write, to any of those keys, fences older holders
-// out of all of them. Keys of a scope carry the scope as their hash tag
-// (Store.Key builds them), and a key's own mark carries the key's tag, so
-// mark and data always live in one Redis Cluster slot. The marks have no TTL
-// and must not be evicted: run Redis with maxmemory-policy noeviction.
+// out of all of them. The marks have no TTL and must not be evicted: run
+// Redis with maxmemory-policy noeviction.
 // docs/decisions/0005-fence-high-water-scope.md records why.
+//
+// # Key layout
+//
+// This is the one place the names are stated; the code builds them in
+// keys.go. Each mark lives in the Redis Cluster slot of the data it guards.
+//   - A key with a hash tag, "{user:7}:profile": its mark is the key plus
+//     ":fence:hw", "{user:7}:profile:fence:hw" (same tag, same slot).
+//   - A key without one, "account:42": its mark is
+//     "{account:42}:fence:hw:fence:hw", whose tag is the whole key and so
+//     hashes like the key; the doubled suffix keeps it apart from the mark
+//     of the tagged key "{account:42}", a different resource. A key with a
+//     '}' but no hash tag gets no mark in its slot and is refused with
+//     ErrCrossSlot.
+//   - WithScope(name): one mark, "{name}:fence:hw"; Store.Key(k) is
+//     "{name}:" + k, and every key written carries the tag {name}.
+//   - Keys ending in ":fence:hw" are reserved for marks: writing one fails
+//     with ErrInvalidKey.
 //
 // # What is guaranteed, and what is not
 //

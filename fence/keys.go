@@ -54,13 +54,8 @@ func checkToken(token int64) error {
 	return nil
 }
 
-// markFor returns the high-water mark that guards writes to key, in the
-// same hash slot as key.
-//
-// In a scoped Store it is "{scope}:fence:hw", and key must carry the hash
-// tag {scope}. Otherwise each key has its own mark: key + ":fence:hw" when
-// key has a hash tag (the tag is kept), else "{" + key + "}:fence:hw:fence:hw",
-// whose tag is the whole key and so hashes exactly like the key.
+// markFor returns the high-water mark that guards writes to key, named as
+// the package doc's key layout says, in the same hash slot as key.
 func (s *Store) markFor(key string) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", err
@@ -87,9 +82,9 @@ func (s *Store) markFor(key string) (string, error) {
 	return "{" + key + "}" + markSuffix + markSuffix, nil
 }
 
-// Key returns the name to write under for name. In a scoped Store it is
-// "{scope}:" + name, which carries the scope's hash tag and so shares the
-// scope's mark and slot; otherwise name itself.
+// Key returns the name to write under for name: in a scoped Store, name
+// under the scope's hash tag (see the package doc's key layout), so it
+// shares the scope's mark and slot; otherwise name itself.
 func (s *Store) Key(name string) string {
 	if s == nil || s.scope == "" {
 		return name

@@ -7,7 +7,7 @@
 //   - Store.Update is a fenced single-row write:
 //     UPDATE … SET value = $v, fence_token = $t WHERE id = $id AND fence_token <= $t.
 //     A refusal (*StaleError, matching ErrStale) is told apart from a
-//     missing row (ErrNoRow) inside the same statement, with no race.
+//     missing row (ErrNotFound) inside the same statement, with no race.
 //   - Store.Guard fences a whole transaction. Called first inside the
 //     caller's transaction, it advances the resource's high-water row
 //     (INSERT … ON CONFLICT DO UPDATE … WHERE stored <= new) or refuses, so

@@ -25,8 +25,9 @@ var (
 	// than the highest one accepted. The caller has been superseded and
 	// should stop.
 	ErrStale = errors.New("pgfence: token lower than the highest accepted")
-	// ErrNoRow is returned by Update and Get when no row has the id.
-	ErrNoRow = errors.New("pgfence: no such row")
+	// ErrNotFound is returned by Update and Get when no row has the id. It
+	// was named ErrNoRow before; fence.ErrNotFound is its sibling.
+	ErrNotFound = errors.New("pgfence: not found")
 	// ErrExists is returned by Insert when a row already has the id.
 	ErrExists = errors.New("pgfence: row already exists")
 	// ErrSerialization wraps a serialization failure (SQLSTATE 40001) or a
