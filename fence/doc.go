@@ -29,20 +29,41 @@
 //
 // # Key layout
 //
-// This is the one place the names are stated; the code builds them in
-// keys.go. Each mark lives in the Redis Cluster slot of the data it guards.
-//   - A key with a hash tag, "{user:7}:profile": its mark is the key plus
-//     ":fence:hw", "{user:7}:profile:fence:hw" (same tag, same slot).
-//   - A key without one, "account:42": its mark is
-//     "{account:42}:fence:hw:fence:hw", whose tag is the whole key and so
-//     hashes like the key; the doubled suffix keeps it apart from the mark
-//     of the tagged key "{account:42}", a different resource. A key with a
-//     '}' but no hash tag gets no mark in its slot and is refused with
-//     ErrCrossSlot.
-//   - WithScope(name): one mark, "{name}:fence:hw"; Store.Key(k) is
-//     "{name}:" + k, and every key written carries the tag {name}.
-//   - Keys ending in ":fence:hw" are reserved for marks: writing one fails
-//     with ErrInvalidKey.
+// This is the one place the names are stated; keys.go builds them. A mark
+// starts with the name of what it guards, so an ACL key pattern that covers
+// the data ("~app:*") covers its mark, and it lives in the data's Redis
+// Cluster slot.
+//   - A key with a hash tag, "app:{user:7}:profile": its mark is the key
+//     plus ":fence", "app:{user:7}:profile:fence" (same tag, same slot).
+//   - A key without one, "app:x": its mark is "app:x:fence{app:x}", whose
+//     tag is the whole key and so hashes like the key, and which is not
+//     the mark of the tagged key "{app:x}" ("{app:x}:fence"), a different
+//     resource. A key with a '{' or '}' but no hash tag ("a{b") gets no
+//     mark in its slot under its own name and is refused with ErrCrossSlot:
+//     give it a hash tag.
+//   - WithScope("job"): one mark, "{job}:fence"; Store.Key(k) is
+//     "{job}:" + k. WithScope("app:{job}"): one mark, "app:{job}:fence";
+//     Store.Key(k) is "app:{job}:" + k. Every key written carries the
+//     scope's tag, {job}.
+//   - Names of marks are reserved: writing a key that is one (a tagged key
+//     ending in ":fence", or "k:fence{k}") fails with ErrInvalidKey.
+//
+// Development versions before this layout named marks differently (see
+// CHANGELOG.md); marks written by them are not read.
+//
+// # ACL
+//
+// The least privilege a Redis user needs for this package, with every key
+// of the application under "app:":
+//
+//	ACL SETUSER app on >secret resetkeys ~app:* resetchannels -@all
+//	    +evalsha +eval +evalsha_ro +eval_ro +get +set +hset +hget
+//
+// EVALSHA/EVALSHA_RO run the scripts, EVAL/EVAL_RO load one the server does
+// not have yet; GET, SET and HSET are run inside the write scripts, GET and
+// HGET inside the reads. A script given to Store.Eval needs the commands it
+// runs as well. A command the user may not run comes back from the script
+// as a server error, as any script error does (see Store.Eval).
 //
 // # What is guaranteed, and what is not
 //

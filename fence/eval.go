@@ -63,8 +63,9 @@ func (s *Store) Eval(ctx context.Context, token int64, script string, keys []str
 			return nil, fmt.Errorf("%w: %q is not in the slot of %q; give it the same hash tag", ErrCrossSlot, k, mark)
 		}
 	}
-	return s.run(ctx, "eval", framed("eval.lua+body", script), keys[0], token,
-		append([]string{mark}, keys...), append([]any{token}, args...))
+	all := append(append(make([]string, 0, len(keys)+1), mark), keys...)
+	argv := append(append(make([]any, 0, len(args)+1), token), args...)
+	return s.run(ctx, "eval", framed("eval.lua+body", script), keys[0], token, all, argv)
 }
 
 // run runs a framed write and decodes its reply. keys and argv are the

@@ -2,7 +2,6 @@ package fence
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -29,7 +28,9 @@ type Store struct {
 
 // config holds what the options set.
 type config struct {
-	scope string // "" for a mark per key
+	scope  string // as given to WithScope; "" for a mark per key
+	prefix string // what the scope's keys and mark start with
+	tag    string // the scope's hash tag
 }
 
 // Option changes a Store's defaults. New applies the options in order and
@@ -43,16 +44,24 @@ type Option func(*config) error
 // yet. With a mark per key, that older holder could still write the keys
 // the newer one has not touched.
 //
-// Every key written must carry the hash tag {name}, so it lives in the
-// mark's Cluster slot; Store.Key builds such keys, and a write to a key
-// without the tag fails with ErrCrossSlot. A natural name is the lock's
-// name. It must be non-empty and contain no '{' or '}'.
+// name is either a plain name ("billing-run", typically the lock's name)
+// or a key prefix with a hash tag ("app:{billing-run}"), which keeps the
+// scope's keys and mark under the prefix "app:" an ACL may grant. Every key
+// written must carry the scope's hash tag, so it lives in the mark's
+// Cluster slot; Store.Key builds such keys, and a write to a key without
+// the tag fails with ErrCrossSlot. The package doc gives the names.
+//
+// name must be non-empty; a name with a brace must have a hash tag.
 func WithScope(name string) Option {
 	return func(c *config) error {
-		if name == "" || strings.ContainsAny(name, "{}") {
-			return fmt.Errorf("%w: scope %q must be non-empty and contain no braces", ErrInvalidOption, name)
+		if name == "" {
+			return fmt.Errorf("%w: empty scope", ErrInvalidOption)
 		}
-		c.scope = name
+		prefix, err := scopePrefix(name)
+		if err != nil {
+			return err
+		}
+		c.scope, c.prefix, c.tag = name, prefix, slotOf(prefix)
 		return nil
 	}
 }
