@@ -21,7 +21,8 @@
 // DDL holds the two CREATE TABLE statements (pgfence_rows for Update,
 // pgfence_marks for Guard); put it in your migrations, or call
 // Store.CreateTables. WithRowsTable and WithMarksTable choose other names,
-// and Store.DDL gives the statements for them.
+// and Store.DDL gives the statements for them. A call on a database
+// without the tables fails with ErrNoTable, whose message says so.
 //
 // # Isolation levels and serialization failures
 //
