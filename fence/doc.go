@@ -23,11 +23,47 @@
 // By default each key has its own mark. WithScope makes all keys of a Store
 // share one mark, named after the scope (typically the lock's name), so that
 // a newer holder's first write, to any of those keys, fences older holders
-// out of all of them. Keys of a scope carry the scope as their hash tag
-// (Store.Key builds them), and a key's own mark carries the key's tag, so
-// mark and data always live in one Redis Cluster slot. The marks have no TTL
-// and must not be evicted: run Redis with maxmemory-policy noeviction.
+// out of all of them. The marks have no TTL and must not be evicted: run
+// Redis with maxmemory-policy noeviction.
 // docs/decisions/0005-fence-high-water-scope.md records why.
+//
+// # Key layout
+//
+// This is the one place the names are stated; keys.go builds them. A mark
+// starts with the name of what it guards, so an ACL key pattern that covers
+// the data ("~app:*") covers its mark, and it lives in the data's Redis
+// Cluster slot.
+//   - A key with a hash tag, "app:{user:7}:profile": its mark is the key
+//     plus ":fence", "app:{user:7}:profile:fence" (same tag, same slot).
+//   - A key without one, "app:x": its mark is "app:x:fence{app:x}", whose
+//     tag is the whole key and so hashes like the key, and which is not
+//     the mark of the tagged key "{app:x}" ("{app:x}:fence"), a different
+//     resource. A key with a '{' or '}' but no hash tag ("a{b") gets no
+//     mark in its slot under its own name and is refused with ErrCrossSlot:
+//     give it a hash tag.
+//   - WithScope("job"): one mark, "{job}:fence"; Store.Key(k) is
+//     "{job}:" + k. WithScope("app:{job}"): one mark, "app:{job}:fence";
+//     Store.Key(k) is "app:{job}:" + k. Every key written carries the
+//     scope's tag, {job}.
+//   - Names of marks are reserved: writing a key that is one (a tagged key
+//     ending in ":fence", or "k:fence{k}") fails with ErrInvalidKey.
+//
+// Development versions before this layout named marks differently (see
+// CHANGELOG.md); marks written by them are not read.
+//
+// # ACL
+//
+// The least privilege a Redis user needs for this package, with every key
+// of the application under "app:":
+//
+//	ACL SETUSER app on >secret resetkeys ~app:* resetchannels -@all
+//	    +evalsha +eval +evalsha_ro +eval_ro +get +set +hset +hget
+//
+// EVALSHA/EVALSHA_RO run the scripts, EVAL/EVAL_RO load one the server does
+// not have yet; GET, SET and HSET are run inside the write scripts, GET and
+// HGET inside the reads. A script given to Store.Eval needs the commands it
+// runs as well. A command the user may not run comes back from the script
+// as a server error, as any script error does (see Store.Eval).
 //
 // # What is guaranteed, and what is not
 //

@@ -19,7 +19,7 @@ return {KEYS[1], ARGV[1], redis.call('ZCARD', KEYS[2])}`
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []any{zset + ":fence:hw", "3", int64(1)}
+	want := []any{zset + ":fence", "3", int64(1)}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("script returned %#v, want %#v (mark, token, then the caller's result)", got, want)
 	}

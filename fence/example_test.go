@@ -37,9 +37,17 @@ func ExampleWithScope() {
 	}
 	fmt.Println(store.Key("cursor"))
 	fmt.Println(store.Key("totals"))
+	// A prefix with the tag keeps the scope's keys and mark under app:,
+	// which an ACL key pattern ~app:* grants.
+	prefixed, err := fence.New(client, fence.WithScope("app:{billing-run}"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(prefixed.Key("cursor"))
 	// Output:
 	// {billing-run}:cursor
 	// {billing-run}:totals
+	// app:{billing-run}:cursor
 }
 
 func ExampleStore_Key() {

@@ -5,9 +5,10 @@ import (
 	"strings"
 )
 
-// markSuffix ends the name of every high-water mark. Keys written through a
-// Store may not end with it, so a write can never land on a mark.
-const markSuffix = ":fence:hw"
+// markSuffix is what a high-water mark's name adds to the name of what it
+// guards (see the package doc's key layout). Keys that are marks may not
+// be written, so a write can never land on a mark.
+const markSuffix = ":fence"
 
 // maxToken is the largest token Lua compares exactly (its numbers are
 // doubles).
@@ -37,12 +38,21 @@ func slotOf(key string) string {
 	return key
 }
 
+// isMark reports whether key has the name of a per-key or scope mark.
+func isMark(key string) bool {
+	tag, ok := hashTag(key)
+	if !ok {
+		return false
+	}
+	return strings.HasSuffix(key, markSuffix) || key == tag+markSuffix+"{"+tag+"}"
+}
+
 func checkKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty key", ErrInvalidKey)
 	}
-	if strings.HasSuffix(key, markSuffix) {
-		return fmt.Errorf("%w: %q ends in %q, which is reserved for high-water marks", ErrInvalidKey, key, markSuffix)
+	if isMark(key) {
+		return fmt.Errorf("%w: %q is the name of a high-water mark", ErrInvalidKey, key)
 	}
 	return nil
 }
@@ -54,45 +64,50 @@ func checkToken(token int64) error {
 	return nil
 }
 
-// markFor returns the high-water mark that guards writes to key, in the
-// same hash slot as key.
-//
-// In a scoped Store it is "{scope}:fence:hw", and key must carry the hash
-// tag {scope}. Otherwise each key has its own mark: key + ":fence:hw" when
-// key has a hash tag (the tag is kept), else "{" + key + "}:fence:hw:fence:hw",
-// whose tag is the whole key and so hashes exactly like the key.
+// scopePrefix returns what the keys and the mark of the scope name start
+// with: name itself when it has a hash tag, else name in braces.
+func scopePrefix(name string) (string, error) {
+	if !strings.ContainsAny(name, "{}") {
+		return "{" + name + "}", nil
+	}
+	if _, ok := hashTag(name); !ok {
+		return "", fmt.Errorf("%w: scope %q has braces but no hash tag", ErrInvalidOption, name)
+	}
+	return name, nil
+}
+
+// markFor returns the high-water mark that guards writes to key, named as
+// the package doc's key layout says, in the same hash slot as key and
+// under the same prefix.
 func (s *Store) markFor(key string) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", err
 	}
 	if s.scope != "" {
-		if tag, ok := hashTag(key); !ok || tag != s.scope {
-			return "", fmt.Errorf("%w: %q lacks the scope's hash tag {%s}; build keys with Store.Key", ErrCrossSlot, key, s.scope)
+		if slotOf(key) != s.tag {
+			return "", fmt.Errorf("%w: %q lacks the scope's hash tag {%s}; build keys with Store.Key", ErrCrossSlot, key, s.tag)
 		}
-		return "{" + s.scope + "}" + markSuffix, nil
+		return s.prefix + markSuffix, nil
 	}
 	if _, ok := hashTag(key); ok {
 		return key + markSuffix, nil
 	}
-	if strings.Contains(key, "}") {
-		// A '}' would end the tag we wrap the key in too early, and the key
-		// has no tag of its own to reuse: no other key can share its slot.
-		return "", fmt.Errorf("%w: %q contains '}' but no hash tag, so no mark can share its slot", ErrCrossSlot, key)
+	if strings.ContainsAny(key, "{}") {
+		// Any name that starts with key has its first '{' inside key, and
+		// so either a tag that is not the key's slot or no tag at all.
+		return "", fmt.Errorf("%w: %q has a brace but no hash tag, so no mark under its name can share its slot", ErrCrossSlot, key)
 	}
-	// The suffix twice: "{k}:fence:hw" is the mark of the tagged key "{k}"
-	// (and of the scope "k"), a different resource, so the untagged key "k"
-	// needs another name in the same slot. What stands before the last
-	// suffix, "{k}:fence:hw", is itself a reserved name no user key can
-	// have, so no tagged key's mark can equal this one.
-	return "{" + key + "}" + markSuffix + markSuffix, nil
+	// The key's own name in braces as the tag: hashed like the untagged
+	// key, and apart from the mark of the tagged key "{k}", "{k}:fence".
+	return key + markSuffix + "{" + key + "}", nil
 }
 
-// Key returns the name to write under for name. In a scoped Store it is
-// "{scope}:" + name, which carries the scope's hash tag and so shares the
-// scope's mark and slot; otherwise name itself.
+// Key returns the name to write under for name: in a scoped Store, name
+// under the scope's prefix (see the package doc's key layout), so it
+// shares the scope's mark and slot; otherwise name itself.
 func (s *Store) Key(name string) string {
 	if s == nil || s.scope == "" {
 		return name
 	}
-	return "{" + s.scope + "}:" + name
+	return s.prefix + ":" + name
 }

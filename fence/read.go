@@ -2,12 +2,28 @@ package fence
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/luascripts"
+)
+
+// The reads, run with EVALSHA_RO so they may go to replicas. Each file
+// states its KEYS, ARGV and reply.
+var (
+	//go:embed get.lua
+	getSource string
+	//go:embed hget.lua
+	hgetSource string
+	//go:embed highest.lua
+	highestSource string
+
+	getScript     = luascripts.NewReadOnly("get.lua", getSource)
+	hgetScript    = luascripts.NewReadOnly("hget.lua", hgetSource)
+	highestScript = luascripts.NewReadOnly("highest.lua", highestSource)
 )
 
 // Get returns the value of the string key, or ErrNotFound. It is a plain
@@ -17,7 +33,7 @@ func (s *Store) Get(ctx context.Context, key string) (string, error) {
 	if err := s.checkRead(key); err != nil {
 		return "", err
 	}
-	v, err := luascripts.FenceGet.Run(ctx, s.client, []string{key}).Text()
+	v, err := getScript.Run(ctx, s.client, []string{key}).Text()
 	return v, readErr("get", key, err)
 }
 
@@ -26,7 +42,7 @@ func (s *Store) HGet(ctx context.Context, key, field string) (string, error) {
 	if err := s.checkRead(key); err != nil {
 		return "", err
 	}
-	v, err := luascripts.FenceHGet.Run(ctx, s.client, []string{key}, field).Text()
+	v, err := hgetScript.Run(ctx, s.client, []string{key}, field).Text()
 	return v, readErr("hget", key, err)
 }
 
@@ -41,7 +57,7 @@ func (s *Store) Highest(ctx context.Context, key string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := luascripts.FenceHighest.Run(ctx, s.client, []string{mark}).Int64()
+	n, err := highestScript.Run(ctx, s.client, []string{mark}).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("fence: highest for %q: %w", key, err)
 	}

@@ -52,7 +52,7 @@ func TestPerKeyMarksLetStaleHolderWriteUntouchedKeysButScopeDoesNot(t *testing.T
 		t.Fatalf("Key = %q, want %q", got, want)
 	}
 	// The scope's mark is one key, named after the scope.
-	if v, err := c.Get(ctx, "{job2}:fence:hw").Result(); err != nil || v != "2" {
+	if v, err := c.Get(ctx, "{job2}:fence").Result(); err != nil || v != "2" {
 		t.Fatalf("scope mark = %q, %v", v, err)
 	}
 }
@@ -78,7 +78,7 @@ func TestFencedWritesRunOnRedisClusterWithMarkInTheDataSlot(t *testing.T) {
 	}
 	// Untagged keys, tagged keys, a key with a lone '{': each one's mark
 	// hashes like the key, or the node would answer CROSSSLOT.
-	for _, k := range []string{"account:42", "{user:7}:profile", "a{b"} {
+	for _, k := range []string{"account:42", "{user:7}:profile", "app:{u:8}:cart"} {
 		if err := perKey.Set(ctx, 2, k, "v2"); err != nil {
 			t.Fatalf("set %q on a cluster: %v", k, err)
 		}
@@ -96,9 +96,12 @@ func TestFencedWritesRunOnRedisClusterWithMarkInTheDataSlot(t *testing.T) {
 	if err := perKey.HSet(ctx, 1, "hash:9", "f", "v"); err != nil {
 		t.Fatalf("hset on a cluster: %v", err)
 	}
-	// A '}' with no tag: no mark can share the slot, refused up front.
-	if err := perKey.Set(ctx, 1, "x{}", "v"); !errors.Is(err, fence.ErrCrossSlot) {
-		t.Fatalf("x{}: %v, want ErrCrossSlot", err)
+	// A brace with no tag: no mark under the key's name can share the
+	// slot, refused up front.
+	for _, k := range []string{"x{}", "a{b", "a}b"} {
+		if err := perKey.Set(ctx, 1, k, "v"); !errors.Is(err, fence.ErrCrossSlot) {
+			t.Fatalf("%s: %v, want ErrCrossSlot", k, err)
+		}
 	}
 
 	// A scope: several keys, one mark, one slot.
@@ -136,5 +139,68 @@ func TestUntaggedAndTaggedKeysOfOneSlotKeepMarksOfTheirOwn(t *testing.T) {
 	}
 	if got := mustHighest(t, store, tagged); got != 100 {
 		t.Fatalf("highest of %q = %d, want 100", tagged, got)
+	}
+}
+
+// A mark is named after what it guards, so an ACL key pattern that covers
+// the data covers its mark, and it sits in the data's slot: checked with
+// CLUSTER KEYSLOT on a real cluster node, for untagged and tagged keys and
+// both kinds of scope, with no doubled suffix.
+func TestMarksShareTheDataPrefixAndSlotOnRedisCluster(t *testing.T) {
+	_, cc := redistest.StartClusterNode(t)
+	ctx := context.Background()
+	perKey, err := fence.New(cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := fence.New(cc, fence.WithScope("job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefixed, err := fence.New(cc, fence.WithScope("app:{job}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		store     *fence.Store
+		key, mark string
+	}{
+		{perKey, "app:x", "app:x:fence{app:x}"},
+		{perKey, "{app:x}", "{app:x}:fence"},
+		{perKey, "app:{u:7}:profile", "app:{u:7}:profile:fence"},
+		{bare, bare.Key("cursor"), "{job}:fence"},
+		{prefixed, prefixed.Key("cursor"), "app:{job}:fence"},
+	}
+	for _, tc := range cases {
+		if err := tc.store.Set(ctx, 3, tc.key, "v"); err != nil {
+			t.Fatalf("set %q: %v", tc.key, err)
+		}
+		if v, err := cc.Get(ctx, tc.mark).Result(); err != nil || v != "3" {
+			t.Fatalf("mark of %q: GET %q = %q, %v; want the token 3", tc.key, tc.mark, v, err)
+		}
+		ks, err := cc.ClusterKeySlot(ctx, tc.key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := cc.ClusterKeySlot(ctx, tc.mark).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ks != ms {
+			t.Fatalf("%q is in slot %d, its mark %q in %d", tc.key, ks, tc.mark, ms)
+		}
+		if strings.Count(tc.mark, ":fence") != 1 {
+			t.Fatalf("mark %q repeats its suffix", tc.mark)
+		}
+	}
+	if got := prefixed.Key("cursor"); got != "app:{job}:cursor" {
+		t.Fatalf("Key = %q, want app:{job}:cursor", got)
+	}
+	// Both marks of the prefixed scope's keys and the untagged key are
+	// under "app:"; the tagged key "{app:x}" is not, and neither is its data.
+	for _, m := range []string{"app:x:fence{app:x}", "app:{u:7}:profile:fence", "app:{job}:fence"} {
+		if !strings.HasPrefix(m, "app:") {
+			t.Fatalf("%q is outside app:*", m)
+		}
 	}
 }

@@ -2,7 +2,8 @@ package fence
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/luascripts"
 )
@@ -14,44 +15,62 @@ import (
 //
 // By default every key has a mark of its own. A Store made WithScope keeps
 // one mark for all the keys of a scope, so a holder that wrote any of them
-// fences older holders out of all of them (see WithScope).
+// fences older holders out of all of them (see WithScope). The package doc
+// gives the names of the marks.
 //
 // Every writer of a key must use the same scope and tokens from the same
 // counter (one lock name): marks of different scopes, or tokens of
 // different locks, do not compare.
 type Store struct {
-	client luascripts.Client
-	scope  string
+	client redis.Scripter
+	config
 }
 
-// Option changes a Store's defaults. New validates each one.
-type Option func(*Store) error
+// config holds what the options set.
+type config struct {
+	scope  string // as given to WithScope; "" for a mark per key
+	prefix string // what the scope's keys and mark start with
+	tag    string // the scope's hash tag
+}
 
-// WithScope makes one high-water mark, "{name}:fence:hw", guard every key
-// of the Store, instead of one mark per key. Use it when one lock protects
-// several keys: once the newer holder has written any of them, an older
-// holder is refused on all of them, including keys the newer holder has not
-// written yet. With a mark per key, that older holder could still write the
-// keys the newer one has not touched.
+// Option changes a Store's defaults. New applies the options in order and
+// fails on the first that returns an error.
+type Option func(*config) error
+
+// WithScope makes one high-water mark guard every key of the Store,
+// instead of one mark per key. Use it when one lock protects several keys:
+// once the newer holder has written any of them, an older holder is
+// refused on all of them, including keys the newer holder has not written
+// yet. With a mark per key, that older holder could still write the keys
+// the newer one has not touched.
 //
-// Every key written must carry the hash tag {name}, so it lives in the
-// mark's Cluster slot; Store.Key builds such keys, and a write to a key
-// without the tag fails with ErrCrossSlot. A natural name is the lock's
-// name. It must be non-empty and contain no '{' or '}'.
+// name is either a plain name ("billing-run", typically the lock's name)
+// or a key prefix with a hash tag ("app:{billing-run}"), which keeps the
+// scope's keys and mark under the prefix "app:" an ACL may grant. Every key
+// written must carry the scope's hash tag, so it lives in the mark's
+// Cluster slot; Store.Key builds such keys, and a write to a key without
+// the tag fails with ErrCrossSlot. The package doc gives the names.
+//
+// name must be non-empty; a name with a brace must have a hash tag.
 func WithScope(name string) Option {
-	return func(s *Store) error {
-		if name == "" || strings.ContainsAny(name, "{}") {
-			return fmt.Errorf("%w: scope %q must be non-empty and contain no braces", ErrInvalidOption, name)
+	return func(c *config) error {
+		if name == "" {
+			return fmt.Errorf("%w: empty scope", ErrInvalidOption)
 		}
-		s.scope = name
+		prefix, err := scopePrefix(name)
+		if err != nil {
+			return err
+		}
+		c.scope, c.prefix, c.tag = name, prefix, slotOf(prefix)
 		return nil
 	}
 }
 
-// New returns a Store that writes through client. It makes no round trip.
-// It fails with ErrNilClient for a nil client and ErrInvalidOption for a
-// bad option.
-func New(client luascripts.Client, opts ...Option) (*Store, error) {
+// New returns a Store that writes through client (a *redis.Client,
+// *redis.ClusterClient, *redis.Ring or any redis.UniversalClient). It makes
+// no round trip. It fails with ErrNilClient for a nil client and
+// ErrInvalidOption for a nil or bad option.
+func New(client redis.Scripter, opts ...Option) (*Store, error) {
 	if luascripts.IsNil(client) {
 		return nil, ErrNilClient
 	}
@@ -60,7 +79,7 @@ func New(client luascripts.Client, opts ...Option) (*Store, error) {
 		if opt == nil {
 			return nil, fmt.Errorf("%w: nil option", ErrInvalidOption)
 		}
-		if err := opt(s); err != nil {
+		if err := opt(&s.config); err != nil {
 			return nil, err
 		}
 	}

@@ -1,11 +1,16 @@
 package fence
 
-import (
-	"context"
-	"fmt"
-	"strings"
+import "context"
 
-	"github.com/redis-primitives/go/luascripts"
+// The two writes of this package: eval.lua with a fixed body.
+//
+//	set:  KEYS[1] mark, KEYS[2] key;  ARGV[1] token, ARGV[2] value
+//	hset: KEYS[1] mark, KEYS[2] hash; ARGV[1] token, ARGV[2] field, ARGV[3] value
+//
+// Both reply as eval.lua does.
+var (
+	setScript  = framed("set", "redis.call('SET', KEYS[2], ARGV[2])")
+	hsetScript = framed("hset", "redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])")
 )
 
 // Set writes value to key if token is at least the highest token accepted
@@ -21,11 +26,7 @@ func (s *Store) Set(ctx context.Context, token int64, key string, value any) err
 	if err != nil {
 		return err
 	}
-	res, err := luascripts.FenceSet.Run(ctx, s.client, []string{mark, key}, token, value).Slice()
-	if err != nil {
-		return fmt.Errorf("fence: set %q: %w", key, err)
-	}
-	_, err = verdict(key, token, res)
+	_, err = s.run(ctx, "set", setScript, key, token, []string{mark, key}, []any{token, value})
 	return err
 }
 
@@ -36,88 +37,6 @@ func (s *Store) HSet(ctx context.Context, token int64, key, field string, value 
 	if err != nil {
 		return err
 	}
-	res, err := luascripts.FenceHSet.Run(ctx, s.client, []string{mark, key}, token, field, value).Slice()
-	if err != nil {
-		return fmt.Errorf("fence: hset %q: %w", key, err)
-	}
-	_, err = verdict(key, token, res)
+	_, err = s.run(ctx, "hset", hsetScript, key, token, []string{mark, key}, []any{token, field, value})
 	return err
-}
-
-// Eval runs script, a caller's Lua write, under the fence: in one atomic
-// call, the token is compared with the mark of keys[0] (or of the scope),
-// and script runs only if the token passes. It returns what script returns
-// (converted as go-redis converts a script's reply), or a *StaleError when
-// refused, in which case script did not run.
-//
-// Reserved slots: inside script, KEYS[1] is the high-water mark and ARGV[1]
-// the token. The caller's keys are KEYS[2], KEYS[3], … in the order of
-// keys, and its arguments ARGV[2], ARGV[3], … in the order of args. Write
-// only to keys passed in keys, and never to KEYS[1].
-//
-// script is the body of a Lua function: it may return a value, and it may
-// not start with a #! flags line. keys must not be empty, and every key
-// must share the hash slot of keys[0] (the same hash tag, in a scoped Store
-// the scope's tag), or Eval fails with ErrCrossSlot before any round trip.
-//
-// If script raises an error after the check, the mark has already been
-// advanced and Redis keeps whatever script wrote before the error: Redis
-// scripts are atomic, not transactional.
-func (s *Store) Eval(ctx context.Context, token int64, script string, keys []string, args ...any) (any, error) {
-	if strings.TrimSpace(script) == "" {
-		return nil, fmt.Errorf("%w: empty script", ErrInvalidScript)
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("%w: Eval needs at least one key", ErrInvalidKey)
-	}
-	mark, err := s.check(token, keys[0])
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range keys[1:] {
-		if err := checkKey(k); err != nil {
-			return nil, err
-		}
-		if slotOf(k) != slotOf(mark) {
-			return nil, fmt.Errorf("%w: %q is not in the slot of %q; give it the same hash tag", ErrCrossSlot, k, mark)
-		}
-	}
-	all := make([]string, 0, len(keys)+1)
-	all = append(append(all, mark), keys...)
-	argv := make([]any, 0, len(args)+1)
-	argv = append(append(argv, token), args...)
-	res, err := luascripts.FenceEval(script).Run(ctx, s.client, all, argv...).Slice()
-	if err != nil {
-		return nil, fmt.Errorf("fence: eval on %q: %w", keys[0], err)
-	}
-	return verdict(keys[0], token, res)
-}
-
-// check validates a write's input, without a round trip, and returns the
-// mark that guards key.
-func (s *Store) check(token int64, key string) (string, error) {
-	if s == nil || s.client == nil {
-		return "", ErrNilClient
-	}
-	if err := checkToken(token); err != nil {
-		return "", err
-	}
-	return s.markFor(key)
-}
-
-// verdict reads a fenced script's reply: {1, token[, result]} when the
-// write ran, {0, highest} when it was refused.
-func verdict(key string, token int64, res []any) (any, error) {
-	if len(res) < 2 {
-		return nil, fmt.Errorf("fence: %q: unexpected reply %v", key, res)
-	}
-	ok, _ := res[0].(int64)
-	if ok != 1 {
-		highest, _ := res[1].(int64)
-		return nil, &StaleError{Key: key, Token: token, Highest: highest}
-	}
-	if len(res) > 2 {
-		return res[2], nil
-	}
-	return nil, nil
 }

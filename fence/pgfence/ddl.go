@@ -3,6 +3,7 @@ package pgfence
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // The default table names.
@@ -22,32 +23,27 @@ const (
 // pgfence_marks holds one high-water mark per resource for Guard. Rows
 // there are never deleted by this package: a lost mark lets a stale token
 // in again.
-const DDL = `CREATE TABLE IF NOT EXISTS "pgfence_rows" (
+const DDL = `CREATE TABLE IF NOT EXISTS "` + DefaultRowsTable + `" (
 	id          text   PRIMARY KEY,
 	value       text   NOT NULL,
 	fence_token bigint NOT NULL DEFAULT 0 CHECK (fence_token >= 0)
 );
-CREATE TABLE IF NOT EXISTS "pgfence_marks" (
+CREATE TABLE IF NOT EXISTS "` + DefaultMarksTable + `" (
 	resource text   PRIMARY KEY,
 	token    bigint NOT NULL CHECK (token > 0)
 );
 `
 
-const ddlTemplate = `CREATE TABLE IF NOT EXISTS %s (
-	id          text   PRIMARY KEY,
-	value       text   NOT NULL,
-	fence_token bigint NOT NULL DEFAULT 0 CHECK (fence_token >= 0)
-);
-CREATE TABLE IF NOT EXISTS %s (
-	resource text   PRIMARY KEY,
-	token    bigint NOT NULL CHECK (token > 0)
-);
-`
+// defaultNames are the quoted default names as they appear in DDL, which
+// Store.DDL replaces: the text of the tables is written once, in DDL.
+var defaultNames = []string{`"` + DefaultRowsTable + `"`, `"` + DefaultMarksTable + `"`}
 
 // DDL returns the statements that create the Store's two tables under its
 // configured names: DDL, with the names changed.
 func (s *Store) DDL() string {
-	return fmt.Sprintf(ddlTemplate, s.rows, s.marks)
+	// A Replacer does not rescan what it wrote, so a quoted name that
+	// contains a default name is left as it is.
+	return strings.NewReplacer(defaultNames[0], s.rows, defaultNames[1], s.marks).Replace(DDL)
 }
 
 // CreateTables runs the Store's DDL on db. It is idempotent. A schema named

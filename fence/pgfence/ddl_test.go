@@ -3,6 +3,7 @@ package pgfence_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/redis-primitives/go/fence/pgfence"
@@ -15,6 +16,16 @@ func TestDDLConstantIsTheDefaultStoresDDL(t *testing.T) {
 	}
 	if store.DDL() != pgfence.DDL {
 		t.Fatalf("DDL constant and default Store.DDL differ:\n%s\n---\n%s", pgfence.DDL, store.DDL())
+	}
+	// A configured name that contains a default name is not rewritten again.
+	odd, err := pgfence.New(pgfence.WithRowsTable(`"pgfence_marks"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`CREATE TABLE IF NOT EXISTS """pgfence_marks""" (`, `CREATE TABLE IF NOT EXISTS "pgfence_marks" (`} {
+		if !strings.Contains(odd.DDL(), want) {
+			t.Fatalf("DDL lacks %s:\n%s", want, odd.DDL())
+		}
 	}
 }
 

@@ -7,7 +7,7 @@
 //   - Store.Update is a fenced single-row write:
 //     UPDATE … SET value = $v, fence_token = $t WHERE id = $id AND fence_token <= $t.
 //     A refusal (*StaleError, matching ErrStale) is told apart from a
-//     missing row (ErrNoRow) inside the same statement, with no race.
+//     missing row (ErrNotFound) inside the same statement, with no race.
 //   - Store.Guard fences a whole transaction. Called first inside the
 //     caller's transaction, it advances the resource's high-water row
 //     (INSERT … ON CONFLICT DO UPDATE … WHERE stored <= new) or refuses, so
@@ -21,7 +21,8 @@
 // DDL holds the two CREATE TABLE statements (pgfence_rows for Update,
 // pgfence_marks for Guard); put it in your migrations, or call
 // Store.CreateTables. WithRowsTable and WithMarksTable choose other names,
-// and Store.DDL gives the statements for them.
+// and Store.DDL gives the statements for them. A call on a database
+// without the tables fails with ErrNoTable, whose message says so.
 //
 // # Isolation levels and serialization failures
 //

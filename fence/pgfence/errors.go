@@ -25,8 +25,13 @@ var (
 	// than the highest one accepted. The caller has been superseded and
 	// should stop.
 	ErrStale = errors.New("pgfence: token lower than the highest accepted")
-	// ErrNoRow is returned by Update and Get when no row has the id.
-	ErrNoRow = errors.New("pgfence: no such row")
+	// ErrNotFound is returned by Update and Get when no row has the id. It
+	// was named ErrNoRow before; fence.ErrNotFound is its sibling.
+	ErrNotFound = errors.New("pgfence: not found")
+	// ErrNoTable is returned when a table this package uses does not exist
+	// (SQLSTATE 42P01). The error says how to create it: Store.CreateTables,
+	// or DDL (Store.DDL for configured names) in your migrations.
+	ErrNoTable = errors.New("pgfence: table missing")
 	// ErrExists is returned by Insert when a row already has the id.
 	ErrExists = errors.New("pgfence: row already exists")
 	// ErrSerialization wraps a serialization failure (SQLSTATE 40001) or a
@@ -68,8 +73,20 @@ func IsSerializationFailure(err error) bool {
 	return errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01")
 }
 
-// wrap adds context to a driver error, and ErrSerialization when it is one.
+// undefinedTable is the SQLSTATE of a statement on a table that does not
+// exist.
+const undefinedTable = "42P01"
+
+// noTableHint tells a caller whose tables are missing how to create them.
+const noTableHint = "create the tables with Store.CreateTables, or put pgfence.DDL (Store.DDL for configured names) in your migrations"
+
+// wrap adds context to a driver error, and ErrSerialization or ErrNoTable
+// when it is one.
 func wrap(op, id string, err error) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == undefinedTable {
+		return fmt.Errorf("%w: %s %q: %s: %w", ErrNoTable, op, id, noTableHint, err)
+	}
 	if IsSerializationFailure(err) {
 		return fmt.Errorf("pgfence: %s %q: %w: %w", op, id, ErrSerialization, err)
 	}

@@ -99,7 +99,7 @@ func ExampleStore_Update() {
 	switch {
 	case errors.As(err, &stale):
 		log.Printf("fenced out: token %d, a holder with %d has written; stopping", stale.Token, stale.Highest)
-	case errors.Is(err, pgfence.ErrNoRow):
+	case errors.Is(err, pgfence.ErrNotFound):
 		log.Print("no such row")
 	case err != nil:
 		log.Fatal(err)

@@ -35,7 +35,7 @@ func (s *Store) Insert(ctx context.Context, db DB, id, value string, token int64
 //
 // Equal tokens are accepted. A refused write returns a *StaleError
 // (matching ErrStale) carrying the row's token; a missing row returns
-// ErrNoRow. Both verdicts come from the same statement, which first locks
+// ErrNotFound. Both verdicts come from the same statement, which first locks
 // the row (SELECT … FOR UPDATE in a CTE), so "refused" and "no such row"
 // cannot be confused by a concurrent insert, update or delete.
 //
@@ -62,7 +62,7 @@ func (s *Store) Update(ctx context.Context, db DB, id, value string, token int64
 SELECT cur.fence_token, EXISTS (SELECT 1 FROM upd) FROM cur`, s.rows), id, value, token).Scan(&before, &applied)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("%w: %q", ErrNoRow, id)
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	case err != nil:
 		return wrap("update", id, err)
 	case !applied:
@@ -72,7 +72,7 @@ SELECT cur.fence_token, EXISTS (SELECT 1 FROM upd) FROM cur`, s.rows), id, value
 }
 
 // Get returns the value of row id and the token of the last write accepted
-// for it, or ErrNoRow.
+// for it, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, db DB, id string) (value string, token int64, err error) {
 	if isNil(db) {
 		return "", 0, ErrNilDB
@@ -82,7 +82,7 @@ func (s *Store) Get(ctx context.Context, db DB, id string) (value string, token 
 	}
 	err = db.QueryRow(ctx, fmt.Sprintf(`SELECT value, fence_token FROM %s WHERE id = $1`, s.rows), id).Scan(&value, &token)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", 0, fmt.Errorf("%w: %q", ErrNoRow, id)
+		return "", 0, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	if err != nil {
 		return "", 0, wrap("get", id, err)

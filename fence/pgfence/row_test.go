@@ -25,8 +25,8 @@ func wantStale(t *testing.T, err error, token, highest int64) {
 func TestUpdateRefusesLowerTokenAndTellsItApartFromMissingRow(t *testing.T) {
 	pool, store := newDB(t, 0)
 	ctx := context.Background()
-	if err := store.Update(ctx, pool, "acct", "v", 3); !errors.Is(err, pgfence.ErrNoRow) || errors.Is(err, pgfence.ErrStale) {
-		t.Fatalf("update of a missing row: %v, want ErrNoRow (and not ErrStale)", err)
+	if err := store.Update(ctx, pool, "acct", "v", 3); !errors.Is(err, pgfence.ErrNotFound) || errors.Is(err, pgfence.ErrStale) {
+		t.Fatalf("update of a missing row: %v, want ErrNotFound (and not ErrStale)", err)
 	}
 	if err := store.Insert(ctx, pool, "acct", "v5", 5); err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestUpdateRefusesLowerTokenAndTellsItApartFromMissingRow(t *testing.T) {
 	if v, tok := mustGet(t, store, pool, "acct"); v != "v7" || tok != 7 {
 		t.Fatalf("row = %q/%d, want v7/7", v, tok)
 	}
-	if _, _, err := store.Get(ctx, pool, "nope"); !errors.Is(err, pgfence.ErrNoRow) {
+	if _, _, err := store.Get(ctx, pool, "nope"); !errors.Is(err, pgfence.ErrNotFound) {
 		t.Fatalf("get of a missing row: %v", err)
 	}
 }

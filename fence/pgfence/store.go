@@ -22,18 +22,24 @@ type DB interface {
 // runs the fenced statements against them. It holds no connection: each
 // call takes the DB to run on. It is immutable and safe for concurrent use.
 type Store struct {
+	config
+}
+
+// config holds what the options set.
+type config struct {
 	rows, marks string // quoted, possibly schema-qualified
 }
 
-// Option changes a Store's table names. New validates each one.
-type Option func(*Store) error
+// Option changes a Store's defaults. New applies the options in order and
+// fails on the first that returns an error.
+type Option func(*config) error
 
 // WithRowsTable names the table of fenced rows (default "pgfence_rows").
 // Give the name, or the schema and the name; each part is quoted, so it is
 // used exactly as given (case included) and cannot inject SQL.
 func WithRowsTable(parts ...string) Option {
-	return func(s *Store) (err error) {
-		s.rows, err = quote(parts)
+	return func(c *config) (err error) {
+		c.rows, err = quote(parts)
 		return err
 	}
 }
@@ -41,8 +47,8 @@ func WithRowsTable(parts ...string) Option {
 // WithMarksTable names the table of high-water marks used by Guard
 // (default "pgfence_marks"), as WithRowsTable.
 func WithMarksTable(parts ...string) Option {
-	return func(s *Store) (err error) {
-		s.marks, err = quote(parts)
+	return func(c *config) (err error) {
+		c.marks, err = quote(parts)
 		return err
 	}
 }
@@ -51,12 +57,12 @@ func WithMarksTable(parts ...string) Option {
 // It makes no round trip; create the tables with CreateTables or put DDL in
 // your migrations.
 func New(opts ...Option) (*Store, error) {
-	s := &Store{rows: pgx.Identifier{DefaultRowsTable}.Sanitize(), marks: pgx.Identifier{DefaultMarksTable}.Sanitize()}
+	s := &Store{config{rows: pgx.Identifier{DefaultRowsTable}.Sanitize(), marks: pgx.Identifier{DefaultMarksTable}.Sanitize()}}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("%w: nil option", ErrInvalidOption)
 		}
-		if err := opt(s); err != nil {
+		if err := opt(&s.config); err != nil {
 			return nil, err
 		}
 	}

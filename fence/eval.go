@@ -1,0 +1,107 @@
+package fence
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"github.com/redis-primitives/go/luascripts"
+)
+
+// frame is eval.lua: the fence's comparison, with a marker line where the
+// write goes.
+//
+//go:embed eval.lua
+var frame string
+
+// frameMarker is the line of eval.lua that a write replaces.
+const frameMarker = "--[[fence: the write]]"
+
+// framed returns the script that runs body, a Lua write, under the fence:
+// eval.lua with body in place of its marker. body reads its keys and
+// arguments from KEYS[2..] and ARGV[2..].
+func framed(name, body string) *luascripts.Script {
+	return luascripts.New(name, strings.Replace(frame, frameMarker, body, 1))
+}
+
+// Eval runs script, a caller's Lua write, under the fence: in one atomic
+// call, the token is compared with the mark of keys[0] (or of the scope),
+// and script runs only if the token passes. It returns what script returns
+// (converted as go-redis converts a script's reply), or a *StaleError when
+// refused, in which case script did not run.
+//
+// Reserved slots: inside script, KEYS[1] is the high-water mark and ARGV[1]
+// the token. The caller's keys are KEYS[2], KEYS[3], … in the order of
+// keys, and its arguments ARGV[2], ARGV[3], … in the order of args. Write
+// only to keys passed in keys, and never to KEYS[1].
+//
+// script is the body of a Lua function: it may return a value, and it may
+// not start with a #! flags line. keys must not be empty, and every key
+// must share the hash slot of keys[0] (the same hash tag, in a scoped Store
+// the scope's tag), or Eval fails with ErrCrossSlot before any round trip.
+//
+// If script raises an error after the check, the mark has already been
+// advanced and Redis keeps whatever script wrote before the error: Redis
+// scripts are atomic, not transactional.
+func (s *Store) Eval(ctx context.Context, token int64, script string, keys []string, args ...any) (any, error) {
+	if strings.TrimSpace(script) == "" {
+		return nil, fmt.Errorf("%w: empty script", ErrInvalidScript)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%w: Eval needs at least one key", ErrInvalidKey)
+	}
+	mark, err := s.check(token, keys[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys[1:] {
+		if err := checkKey(k); err != nil {
+			return nil, err
+		}
+		if slotOf(k) != slotOf(mark) {
+			return nil, fmt.Errorf("%w: %q is not in the slot of %q; give it the same hash tag", ErrCrossSlot, k, mark)
+		}
+	}
+	all := append(append(make([]string, 0, len(keys)+1), mark), keys...)
+	argv := append(append(make([]any, 0, len(args)+1), token), args...)
+	return s.run(ctx, "eval", framed("eval.lua+body", script), keys[0], token, all, argv)
+}
+
+// run runs a framed write and decodes its reply. keys and argv are the
+// script's whole KEYS and ARGV, mark and token first.
+func (s *Store) run(ctx context.Context, op string, script *luascripts.Script, key string, token int64, keys []string, argv []any) (any, error) {
+	res, err := script.Run(ctx, s.client, keys, argv...).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("fence: %s %q: %w", op, key, err)
+	}
+	return verdict(key, token, res)
+}
+
+// verdict reads a framed script's reply: {1, token[, result]} when the
+// write ran, {0, highest} when it was refused.
+func verdict(key string, token int64, res []any) (any, error) {
+	if len(res) < 2 {
+		return nil, fmt.Errorf("fence: %q: unexpected reply %v", key, res)
+	}
+	if ok, _ := res[0].(int64); ok != 1 {
+		highest, _ := res[1].(int64)
+		return nil, &StaleError{Key: key, Token: token, Highest: highest}
+	}
+	if len(res) > 2 {
+		return res[2], nil
+	}
+	return nil, nil
+}
+
+// check validates a write's input, without a round trip, and returns the
+// mark that guards key.
+func (s *Store) check(token int64, key string) (string, error) {
+	if s == nil || s.client == nil {
+		return "", ErrNilClient
+	}
+	if err := checkToken(token); err != nil {
+		return "", err
+	}
+	return s.markFor(key)
+}
