@@ -88,9 +88,10 @@ func TestQuickRunReportsEveryRowOfEveryTable(t *testing.T) {
 		t.Errorf("no figure for the limit: %+v", rep.Limit)
 	}
 
-	// Every limiter at a limit of 100, and the log again at 1,000.
-	if len(rep.Memory) != len(limiterRows)+1 {
-		t.Errorf("memory of %d rows, want %d", len(rep.Memory), len(limiterRows)+1)
+	// Every limiter at a limit of 100, a plain sorted-set log beside them,
+	// and the log again at 1,000.
+	if len(rep.Memory) != len(limiterRows)+2 {
+		t.Errorf("memory of %d rows, want %d", len(rep.Memory), len(limiterRows)+2)
 	}
 	logs := 0
 	for _, m := range rep.Memory {
@@ -125,8 +126,8 @@ func TestQuickRunReportsEveryRowOfEveryTable(t *testing.T) {
 		}
 	}
 
-	if len(rep.Targets) != 24 {
-		t.Errorf("%d targets, want 24 (3 lock, 16 limiter, 3 memory, 2 election)", len(rep.Targets))
+	if len(rep.Targets) != 25 {
+		t.Errorf("%d targets, want 25 (3 lock, 16 limiter, 4 memory, 2 election)", len(rep.Targets))
 	}
 
 	var out bytes.Buffer

@@ -18,7 +18,7 @@ type MemoryRow struct {
 	Name string `json:"name"`
 	Note string `json:"note"`
 	// Keys is how many keys were filled; RedisKeys how many Redis keys
-	// that made (ours keeps a small meta hash beside each limit's state).
+	// that made.
 	Keys      int `json:"keys"`
 	RedisKeys int `json:"redis_keys"`
 	// Sent and Admitted are requests per key.
@@ -40,8 +40,8 @@ type MemoryRow struct {
 	MaxMembers int64 `json:"max_log_members,omitempty"`
 	// Limit is the limit per minute the keys were filled to.
 	Limit int `json:"limit"`
-	// Parts splits UsagePerKey by the kind of Redis key, for ours: "meta"
-	// (the monotonic-time guard and log sequence) and the limit's state.
+	// Parts splits UsagePerKey by the kind of Redis key, for ours: the
+	// algorithm of each limit's state ("log", "counter", "gcra").
 	Parts map[string]float64 `json:"parts_bytes_per_key,omitempty"`
 }
 
@@ -60,10 +60,19 @@ func (r *runner) memory(ctx context.Context) ([]MemoryRow, error) {
 		}
 		rows = append(rows, row)
 	}
+	// The reference for the log's memory: a plain sorted-set log that
+	// stores each admitted request's time as both score and member.
+	plain := limiterImpl{name: NamePlainLog, note: "ZREMRANGEBYSCORE, ZCARD, ZADD t t, PEXPIRE in one script",
+		keyPattern: func(prefix string) string { return prefix + "*" }, make: plainLog}
+	row, err := r.memoryOf(ctx, c, len(impls)+1, plain, memoryQuota, r.cfg.MemoryKeys)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, row)
 	// Above zset-max-listpack-entries (128 by default) a sorted set turns
 	// into a skiplist and each member costs more: the log once more with a
 	// limit of 1,000, on a twentieth of the keys.
-	row, err := r.memoryOf(ctx, c, len(impls), impls[0], quota{n: 1000, window: time.Minute}, max(r.cfg.MemoryKeys/20, 1))
+	row, err = r.memoryOf(ctx, c, len(impls), impls[0], quota{n: 1000, window: time.Minute}, max(r.cfg.MemoryKeys/20, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -116,9 +125,10 @@ func (r *runner) memoryOf(ctx context.Context, c *redis.Client, i int, im limite
 	}
 	for i, u := range usage {
 		total += u.Val()
-		// Ours: "prefix{key}:meta", "prefix{key}:gcra:…".
-		if _, part, ok := strings.Cut(found[i], "}:"); ok {
-			part, _, _ = strings.Cut(part, ":")
+		// Ours: "prefix{key}:l100:1m", "prefix{key}:g100:1m:100" (the
+		// algorithm's letter first).
+		if _, id, ok := strings.Cut(found[i], "}:"); ok && id != "" {
+			part := map[byte]string{'l': "log", 'c': "counter", 'g': "gcra"}[id[0]]
 			if row.Parts == nil {
 				row.Parts = map[string]float64{}
 			}
@@ -129,7 +139,7 @@ func (r *runner) memoryOf(ctx context.Context, c *redis.Client, i int, im limite
 	if im.name == NameOursLog {
 		row.PerAdmitted = row.UsagePerKey / row.Admitted
 		for _, k := range found {
-			if !strings.Contains(k, "}:log:") {
+			if !strings.Contains(k, "}:l") {
 				continue
 			}
 			n, err := c.ZCard(ctx, k).Result()
@@ -246,4 +256,24 @@ func waitClients(ctx context.Context, c *redis.Client, n int) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// plainLogScript is the least a sorted-set log can store: the time in µs
+// as score and member (requests in the same µs collapse into one).
+var plainLogScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now, now)
+redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2]) / 1000))
+return 1`)
+
+func plainLog(c *redis.Client, prefix string, q quota) (allower, error) {
+	return func(ctx context.Context, key string) (bool, error) {
+		n, err := plainLogScript.Run(ctx, c, []string{prefix + key}, q.n, q.window.Microseconds()).Int()
+		return n == 1, err
+	}, nil
 }

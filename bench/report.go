@@ -19,6 +19,7 @@ const (
 	NameOursPolicy  = "ours: policy of 2 limits"
 	NameRedisRate   = "go-redis/redis_rate"
 	NameUlule       = "ulule/limiter (fixed window)"
+	NamePlainLog    = "plain sorted-set log (memory reference)"
 )
 
 // Table ids.

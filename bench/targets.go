@@ -82,13 +82,20 @@ func targets(cases []*benchCase, rep *Report) []Target {
 		}
 		switch m.Name {
 		case NameOursCounter, NameOursGCRA:
-			t := atMost(fmt.Sprintf("memory: %s, MEMORY USAGE per key", m.Name), m.UsagePerKey, 100, "B")
+			t := atMost(fmt.Sprintf("memory: %s, MEMORY USAGE per key", m.Name), m.UsagePerKey, 88, "B")
 			t.Detail = fmt.Sprintf("%d Redis keys for %d keys; used_memory grew %.0f B per key", m.RedisKeys, m.Keys, m.UsedMemoryPerKey)
 			ts = append(ts, t)
 		case NameOursLog:
 			t := atMost("memory: sliding log, members per key after more requests than the limit", float64(m.MaxMembers), float64(memoryQuota.n), "members")
 			t.Detail = "MEMORY USAGE: " + strings.Join(logs, "; ")
 			ts = append(ts, t)
+			for _, p := range rep.Memory {
+				if p.Name == NamePlainLog && p.UsagePerKey > 0 {
+					t := atMost("memory: sliding log ÷ a plain sorted-set log, MEMORY USAGE per key", m.UsagePerKey/p.UsagePerKey, 1.05, "×")
+					t.Detail = fmt.Sprintf("%.0f B vs %.0f B per key, limit %d", m.UsagePerKey, p.UsagePerKey, m.Limit)
+					ts = append(ts, t)
+				}
+			}
 		}
 	}
 	if e := rep.Election; e != nil {

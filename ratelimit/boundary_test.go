@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/internal/redistest/naiveratelimit"
 	"github.com/redis-primitives/go/ratelimit"
-	"github.com/redis-primitives/go/ratelimit/naive"
 )
 
 // burstAcrossBoundary is 5 requests at the end of one 1000ms bucket and 5
@@ -42,7 +42,7 @@ func maxInWindow(times []time.Time, w time.Duration) int {
 func TestNaiveFixedWindowAdmitsTwiceTheLimitAcrossABoundary(t *testing.T) {
 	s := redistest.Start(t)
 	clk := newClock(epoch)
-	fw := &naive.FixedWindow{Client: s.Client(t), Limit: 5, Window: time.Second, Now: clk.Now}
+	fw := &naiveratelimit.FixedWindow{Client: s.Client(t), Limit: 5, Window: time.Second, Now: clk.Now}
 	var admitted []time.Time
 	for _, at := range burstAcrossBoundary() {
 		clk.Set(at)
@@ -94,7 +94,7 @@ func TestNaiveIncrThenExpireLeavesACounterThatNeverExpires(t *testing.T) {
 	c := s.Client(t)
 	ctx := context.Background()
 	clk := newClock(epoch.Add(500 * time.Millisecond)) // both calls must name the same bucket
-	fw := &naive.FixedWindow{Client: c, Limit: 5, Window: time.Second, Now: clk.Now}
+	fw := &naiveratelimit.FixedWindow{Client: c, Limit: 5, Window: time.Second, Now: clk.Now}
 	key := s.Prefix() + "crash"
 	if _, err := fw.AllowCrashingAfterIncr(ctx, key); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/internal/redistest/naiveratelimit"
 	"github.com/redis-primitives/go/ratelimit"
-	"github.com/redis-primitives/go/ratelimit/naive"
 )
 
 // together runs f in n goroutines released at the same instant and returns
@@ -63,7 +63,7 @@ func TestNaiveClientSideSlidingWindowAdmitsAlmostEveryoneUnderConcurrency(t *tes
 	// and that is the gap other callers fall into. The client adds it.
 	c.AddHook(redistest.Latency(300 * time.Microsecond))
 	warm(t, func(ctx context.Context) error { return c.Ping(ctx).Err() }, 100)
-	sw := &naive.SlidingWindow{Client: c, Limit: 5, Window: time.Minute}
+	sw := &naiveratelimit.SlidingWindow{Client: c, Limit: 5, Window: time.Minute}
 	key := s.Prefix() + "naive-sliding"
 	got := together(t, 100, func(int) (bool, error) { return sw.Allow(context.Background(), key) })
 	t.Logf("naive client-side sliding window: %d/100 admitted against a limit of 5", got)
@@ -120,7 +120,7 @@ func TestEveryLimitAdmitsExactlyItsLimitUnderConcurrency(t *testing.T) {
 				}
 			}
 			if name == "log" {
-				n, err := c.ZCard(context.Background(), s.Prefix()+"rl:{hot}:log:50:1m0s").Result()
+				n, err := c.ZCard(context.Background(), s.Prefix()+"rl:{hot}:l50:1m").Result()
 				if err != nil || n != limit {
 					t.Fatalf("log holds %d members (%v), want %d", n, err, limit)
 				}
@@ -141,7 +141,7 @@ func TestManyRequestsInOneMicrosecondAreAllRecorded(t *testing.T) {
 		res, err := l.AllowN(context.Background(), "same-us", lim, 7)
 		return res.Allowed, err
 	})
-	n, err := c.ZCard(context.Background(), s.Prefix()+"rl:{same-us}:log:1000:1m0s").Result()
+	n, err := c.ZCard(context.Background(), s.Prefix()+"rl:{same-us}:l1000:1m").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

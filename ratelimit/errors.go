@@ -15,7 +15,9 @@ var (
 	ErrInvalidN = errors.New("ratelimit: invalid n")
 	// ErrInvalidKey: the key is empty.
 	ErrInvalidKey = errors.New("ratelimit: invalid key")
-	// ErrInvalidOption: New was given a nil client or a prefix with '{' or
-	// '}'.
+	// ErrInvalidOption: New was given a nil option or a bad value (a
+	// prefix with '{' or '}', a nil clock).
 	ErrInvalidOption = errors.New("ratelimit: invalid option")
+	// ErrNilClient: New was given a nil client (a typed nil included).
+	ErrNilClient = errors.New("ratelimit: nil client")
 )

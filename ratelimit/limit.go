@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -34,11 +33,11 @@ type Limit struct {
 	window time.Duration
 	burst  int
 	name   string
-	// Fixed at construction, so a call neither formats nor boxes them: the
-	// name of the limit's Redis key after the user's key (see id), and the
-	// script's four arguments for the limit (see script).
+	// Set by the constructors from the parameters: the name of the limit's
+	// state after the user's key (see limitID) and the two numbers its
+	// script counts with (see params).
 	id   string
-	args [4]any
+	a, b int64
 }
 
 // SlidingLog allows n requests in any window, exactly: at no instant have
@@ -132,45 +131,31 @@ func (l Limit) validate() error {
 		}
 		// The script's backlog reaches burst·unit; beyond 2^53 a Lua number
 		// would no longer count it exactly.
-		if unit := l.args[2].(int64); unit > (maxExact-1)/int64(l.burst) {
+		if l.a > (maxExact-1)/int64(l.burst) {
 			return fmt.Errorf("%w: %v: burst × period in µs ÷ gcd(period in µs, n) reaches 2^53, beyond what the script counts exactly", ErrInvalidLimit, l)
 		}
+	}
+	// The log names a member by its time within the window and its count:
+	// both below window·n, which must stay exact.
+	if l.alg == AlgorithmSlidingLog && l.a > (maxExact-1)/int64(l.n) {
+		return fmt.Errorf("%w: %v: n × window in µs reaches 2^53, beyond what the script counts exactly", ErrInvalidLimit, l)
 	}
 	return nil
 }
 
-// fix sets what a call needs and l's parameters determine: the id and the
-// script arguments.
-//
-// The id names l's state: the Redis key is the user's key, in its hash
-// tag, then the id, such as "{user:42}:gcra:100:1m0s:100". It holds every
-// parameter (the window to the microsecond the scripts count in), so a
-// limit whose parameters change starts afresh instead of misreading old
-// state, and it is short: key names count in the memory per key.
-//
-// The script arguments are the algorithm, the capacity (N, or the burst for
-// GCRA) and two numbers. Log and counter: the window in microseconds and 0.
-// GCRA counts in exact integers: each request adds unit to a backlog that
-// drains drain per microsecond, unit/drain being the emission interval
-// window/n reduced by the greatest common divisor.
+// fix sets what a call needs and l's parameters determine: the id and
+// the script's two numbers. Log and counter: the window in µs and 0. GCRA
+// counts in exact integers: each request adds unit to a backlog that
+// drains drain per µs, unit/drain being the emission interval window/n
+// reduced by the greatest common divisor.
 func (l Limit) fix() Limit {
-	us := l.window.Microseconds()
-	w := (time.Duration(us) * time.Microsecond).String()
-	n := strconv.Itoa(l.n)
-	switch l.alg {
-	case AlgorithmSlidingLog:
-		l.id = "log:" + n + ":" + w
-		l.args = [4]any{"log", int64(l.n), us, int64(0)}
-	case AlgorithmSlidingCounter:
-		l.id = "counter:" + n + ":" + w
-		l.args = [4]any{"counter", int64(l.n), us, int64(0)}
-	case AlgorithmGCRA:
-		l.id = "gcra:" + n + ":" + w + ":" + strconv.Itoa(l.burst)
-		unit, drain := us, int64(l.n)
-		if g := gcd(unit, drain); g > 0 {
-			unit, drain = unit/g, drain/g
+	l.id = limitID(l.alg, l.n, l.window, l.burst)
+	l.a = l.window.Microseconds()
+	if l.alg == AlgorithmGCRA {
+		l.b = int64(l.n)
+		if g := gcd(l.a, l.b); g > 0 {
+			l.a, l.b = l.a/g, l.b/g
 		}
-		l.args = [4]any{"gcra", int64(l.burst), unit, drain}
 	}
 	return l
 }

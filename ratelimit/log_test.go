@@ -58,7 +58,7 @@ func TestSlidingLogUsesRedisClockWithoutPinning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	members, err := c.ZRangeWithScores(ctx, s.Prefix()+"rl:{k}:"+"log:2:300ms", 0, -1).Result()
+	members, err := c.ZRangeWithScores(ctx, s.Prefix()+"rl:{k}:"+"l2:300ms", 0, -1).Result()
 	if err != nil || len(members) != 2 {
 		t.Fatalf("log holds %v, %v; want 2 members", members, err)
 	}

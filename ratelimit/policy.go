@@ -1,6 +1,10 @@
 package ratelimit
 
-import "fmt"
+import (
+	"context"
+	_ "embed"
+	"fmt"
+)
 
 // A Rule is what a Limiter enforces on a key: a single Limit or a Policy.
 type Rule interface {
@@ -61,4 +65,64 @@ func validatePolicy(p Policy, n int) error {
 		return fmt.Errorf("%w: %d, must be positive", ErrInvalidN, n)
 	}
 	return nil
+}
+
+//go:embed policy.lua
+var policySource string
+
+// policyScripts decide on a Policy: policy.lua, whose arguments and reply
+// are built and read by decidePolicy below.
+var policyScripts = newScriptPair("policy.lua", policySource)
+
+// decidePolicy runs policy.lua: KEYS one per limit; ARGV n, mode, pinned
+// time, the number of limits, then per limit its letter, capacity and two
+// numbers; reply { granted, allowed, then per limit: allowed, remaining,
+// retry-after µs, reset-after µs }.
+func (l *Limiter) decidePolicy(ctx context.Context, m mode, key string, p Policy, n int) (Result, error) {
+	b := base(l.cfg.prefix, key)
+	keys := make([]string, len(p))
+	args := make([]any, 0, 4+4*len(p))
+	args = append(args, n, string(m), l.pinnedArg(), len(p))
+	for i, lim := range p {
+		keys[i] = b + lim.id
+		args = append(args, lim.alg.letter(), lim.Burst(), lim.a, lim.b)
+	}
+	reply, err := policyScripts.pick(m).Run(ctx, l.client, keys, args...).Int64Slice()
+	if err != nil {
+		return Result{}, l.callError(ctx, m, key, err)
+	}
+	if len(reply) != 2+4*len(p) {
+		return Result{}, fmt.Errorf("ratelimit: %s on %q: unexpected reply %v", m, key, reply)
+	}
+	granted, allowed := int(reply[0]), reply[1] == 1
+	each := make([]Result, len(p))
+	bind := 0
+	for i := range p {
+		j := 2 + 4*i
+		each[i] = Result{
+			Allowed:    reply[j] == 1,
+			Limit:      p[i],
+			Granted:    granted,
+			Remaining:  int(reply[j+1]),
+			RetryAfter: ceilMillis(reply[j+2]),
+			ResetAfter: ceilMillis(reply[j+3]),
+		}
+		// The binding limit: when allowed, the one with the fewest left;
+		// when rejected, the one to wait for longest.
+		b := each[bind]
+		if allowed {
+			if each[i].Remaining < b.Remaining {
+				bind = i
+			}
+		} else if !each[i].Allowed && (b.Allowed || each[i].RetryAfter > b.RetryAfter) {
+			bind = i
+		}
+	}
+	res := each[bind]
+	res.Each = each
+	res.Allowed = allowed
+	if allowed {
+		res.RetryAfter = 0
+	}
+	return res, nil
 }

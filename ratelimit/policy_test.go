@@ -65,7 +65,7 @@ func TestPolicyRejectionConsumesNoOtherLimit(t *testing.T) {
 			t.Fatalf("daily limit retry after %v, want %v", res.RetryAfter, want)
 		}
 	}
-	n, err := c.ZCard(ctx, s.Prefix()+"rl:{k}:log:3:1s").Result()
+	n, err := c.ZCard(ctx, s.Prefix()+"rl:{k}:l3:1s").Result()
 	if err != nil || n != 2 { // the first 3 aged out; the 5 rejected must not be there
 		t.Fatalf("per-second log holds %d members (%v), want 2: rejected requests were recorded", n, err)
 	}

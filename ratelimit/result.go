@@ -25,7 +25,7 @@ type Result struct {
 	ResetAfter time.Duration
 	// Each holds the state of every limit of a Policy, in order; their Each
 	// is nil. It is nil for a single Limit, whose state is this Result
-	// itself (not copying it saves an allocation on every call).
+	// itself.
 	Each []Result
 }
 

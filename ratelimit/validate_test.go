@@ -66,10 +66,10 @@ func TestBadInputIsATypedErrorWithoutARoundTrip(t *testing.T) {
 		})
 	}
 
-	if _, err := ratelimit.New((*redis.Client)(nil)); !errors.Is(err, ratelimit.ErrInvalidOption) {
+	if _, err := ratelimit.New((*redis.Client)(nil)); !errors.Is(err, ratelimit.ErrNilClient) {
 		t.Errorf("New(typed nil client): %v", err)
 	}
-	if _, err := ratelimit.New(nil); !errors.Is(err, ratelimit.ErrInvalidOption) {
+	if _, err := ratelimit.New(nil); !errors.Is(err, ratelimit.ErrNilClient) {
 		t.Errorf("New(nil): %v", err)
 	}
 	if _, err := ratelimit.New(c, ratelimit.WithPrefix("x{")); !errors.Is(err, ratelimit.ErrInvalidOption) {

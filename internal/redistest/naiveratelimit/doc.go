@@ -1,4 +1,4 @@
-// Package naive holds rate limiters that are broken on purpose. They are the
+// Package naiveratelimit holds rate limiters that are broken on purpose. They are the
 // versions people write first, kept so that tests (and the demo) can show
 // the failures package ratelimit exists to prevent. Do not use them.
 //
@@ -12,4 +12,4 @@
 //
 // Both read the caller's clock, so app servers whose clocks disagree see
 // different windows.
-package naive
+package naiveratelimit

@@ -1,0 +1,42 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+)
+
+// decideOne runs one limit's own script (counter.lua, gcra.lua or
+// log.lua, which share this layout): KEYS[1] the limit's state; ARGV n,
+// mode, pinned time, capacity and the limit's two numbers; reply
+// { granted, allowed, remaining, retry-after µs, reset-after µs }.
+func (l *Limiter) decideOne(ctx context.Context, m mode, key string, lim Limit, n int) (Result, error) {
+	var s scriptPair
+	switch lim.alg {
+	case AlgorithmSlidingLog:
+		s = logScripts
+	case AlgorithmSlidingCounter:
+		s = counterScripts
+	default:
+		s = gcraScripts
+	}
+	keys := []string{base(l.cfg.prefix, key) + lim.id}
+	reply, err := s.pick(m).Run(ctx, l.client, keys, n, string(m), l.pinnedArg(), lim.Burst(), lim.a, lim.b).Int64Slice()
+	if err != nil {
+		return Result{}, l.callError(ctx, m, key, err)
+	}
+	if len(reply) != 5 {
+		return Result{}, fmt.Errorf("ratelimit: %s on %q: unexpected reply %v", m, key, reply)
+	}
+	res := Result{
+		Allowed:    reply[1] == 1,
+		Limit:      lim,
+		Granted:    int(reply[0]),
+		Remaining:  int(reply[2]),
+		RetryAfter: ceilMillis(reply[3]),
+		ResetAfter: ceilMillis(reply[4]),
+	}
+	if res.Allowed {
+		res.RetryAfter = 0
+	}
+	return res, nil
+}

@@ -1,0 +1,118 @@
+-- log.lua: the read-only variant (Peek) is this file with this first line replaced by the no-writes flag.
+-- Sliding-window log, one limit: one sorted-set member per admitted request,
+-- scored by its time in µs. Exact; rejected requests are never recorded.
+-- Decides n requests and, unless the mode is 'peek', consumes them when
+-- admitted. State layout: see keys.go.
+--
+-- KEYS[1]  the limit's log. Member names are integers (Redis stores them in
+--          8 bytes, not as text): (score mod window) × capacity + c - 1,
+--          c running from the number of live members before the call plus
+--          one. Live members lie within one window, so no two share a
+--          score mod window unless they share the score; at one score the
+--          live count only grows from call to call (time on a key never
+--          goes back, and nothing at now - window < score is trimmed), so
+--          each call's c follow all earlier ones: names are unique. The
+--          guard is the newest member's score or, after a rejection at a
+--          later time, the time appended to its name ("<name>~<time>").
+-- ARGV[1]  n; ARGV[2] mode: 'allow' (all n or none), 'take' (up to n) or
+--          'peek'; ARGV[3] a pinned time in µs or '' (the server's TIME);
+--          ARGV[4] capacity; ARGV[5] window in µs.
+-- Reply:   { granted, allowed (0/1), remaining, retry-after µs, reset-after µs }
+--
+-- Flat on purpose: no function is built per call, and a table only for
+-- AllowN/Take of more than one request. Times go through '%.0f': tostring
+-- prints 14 significant digits, too few for a µs timestamp.
+local n, mode = tonumber(ARGV[1]), ARGV[2]
+local cap, win = tonumber(ARGV[4]), tonumber(ARGV[5])
+local now
+if ARGV[3] ~= '' then
+  now = tonumber(ARGV[3])
+else
+  local clock = redis.call('TIME')
+  now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+end
+
+local key = KEYS[1]
+local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+local last, score, base, guard = newest[1], 0, false, -1
+if last then
+  score = tonumber(newest[2])
+  guard, base = score, last
+  local at = string.find(last, '~', 1, true)
+  if at then
+    guard, base = math.max(score, tonumber(string.sub(last, at + 1))), string.sub(last, 1, at - 1)
+  end
+  -- Time on a key never goes back: a clock stepped back cannot reopen it.
+  if guard > now then
+    now = guard
+  end
+end
+local floor = string.format('%.0f', now - win)
+local count = 0
+if last then
+  count = redis.call('ZCOUNT', key, '(' .. floor, '+inf')
+end
+local avail = math.max(cap - count, 0)
+
+local granted = 0
+if mode == 'take' then
+  granted = math.min(n, avail)
+elseif mode == 'allow' and avail >= n then
+  granted = n
+end
+if granted > 0 then
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', floor)
+  local at = string.format('%.0f', now)
+  local r = now - math.floor(now / win) * win -- now mod win, exact:
+  if r < 0 then r = r + win elseif r >= win then r = r - win end -- the float quotient may round
+  local name = r * cap + count -- the name of c = count + 1
+  if base ~= last and score > now - win then
+    -- The guard moves to the new members: give the renamed one its name back.
+    redis.call('ZREM', key, last)
+    redis.call('ZADD', key, string.format('%.0f', score), base)
+  end
+  if granted == 1 then
+    redis.call('ZADD', key, at, string.format('%.0f', name))
+  else
+    local args = {}
+    for c = 0, granted - 1 do
+      args[#args + 1] = at
+      args[#args + 1] = string.format('%.0f', name + c)
+      if #args >= 1000 then
+        redis.call('ZADD', key, unpack(args))
+        args = {}
+      end
+    end
+    if #args > 0 then
+      redis.call('ZADD', key, unpack(args))
+    end
+  end
+  redis.call('PEXPIRE', key, math.ceil(win / 1000))
+  return { granted, 1, avail - granted, 0, win }
+end
+
+local need = n
+if mode == 'take' then
+  need = 1
+end
+local reset = 0
+if count > 0 then
+  reset = math.max(score + win - now, 0)
+end
+if avail >= need then -- only a peek gets here with room
+  return { 0, 1, avail, 0, reset }
+end
+-- Wait until enough of the oldest live members age out.
+local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. floor, '+inf', 'WITHSCORES', 'LIMIT', count - cap + need - 1, 1)
+local d = tonumber(oldest[2]) + win - now
+
+-- A rejection consumes nothing but keeps its time, the latest the key has
+-- seen, in the newest member's name (its score unchanged): the set holds
+-- exactly the admitted requests and nothing else. Add before removing:
+-- removing the only member first would delete the key, and the ZADD would
+-- make a new one without a TTL.
+if mode ~= 'peek' and now > guard then
+  redis.call('ZADD', key, string.format('%.0f', score), base .. '~' .. string.format('%.0f', now))
+  redis.call('ZREM', key, last)
+end
+return { 0, 0, avail, d, reset }

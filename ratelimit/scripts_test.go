@@ -1,0 +1,38 @@
+package ratelimit
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/redis-primitives/go/internal/redistest"
+)
+
+// A syntax error in a script would surface only on the first call that
+// uses it: SCRIPT LOAD every one into a real server, and check that each
+// read-only variant keeps its file's line numbers.
+func TestEveryScriptLoadsIntoARealServer(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	if len(allScripts) != 8 {
+		t.Fatalf("%d scripts, want 8: a write and a read-only one for log, counter, GCRA and policy", len(allScripts))
+	}
+	for _, sc := range allScripts {
+		sha, err := c.ScriptLoad(context.Background(), sc.Source()).Result()
+		if err != nil {
+			t.Errorf("%s: %v", sc.Name(), err)
+			continue
+		}
+		if sha != sc.SHA1() {
+			t.Errorf("%s: server digest %s, ours %s", sc.Name(), sha, sc.SHA1())
+		}
+		if sc.ReadOnly() && !strings.HasPrefix(sc.Source(), noWrites+"\n") {
+			t.Errorf("%s: read-only without the no-writes flag", sc.Name())
+		}
+	}
+	for _, p := range []scriptPair{logScripts, counterScripts, gcraScripts, policyScripts} {
+		if w, r := strings.Count(p.write.Source(), "\n"), strings.Count(p.readOnly.Source(), "\n"); w != r {
+			t.Errorf("%s: %d lines, its read-only variant %d: error lines would not match the file", p.write.Name(), w, r)
+		}
+	}
+}
