@@ -3,6 +3,7 @@ package election
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -10,10 +11,16 @@ import (
 	"github.com/redis-primitives/go/fence"
 )
 
-// Defaults for the zero fields of a Config.
+// Defaults for the zero fields of a Config. The default SafetyMargin is
+// package lock's (lock.WithSafetyMargin), and is not restated here.
 const (
 	DefaultTTL    = 10 * time.Second
 	DefaultPrefix = "election:"
+	// DefaultIntervalDivisor sets the default RenewInterval and
+	// RetryInterval: TTL / DefaultIntervalDivisor.
+	DefaultIntervalDivisor = 3
+	// MinTTL is the shortest TTL New accepts.
+	MinTTL = 10 * time.Millisecond
 )
 
 // Config describes one node's part in an election. Only Name is required.
@@ -29,23 +36,25 @@ type Config struct {
 	// TTL is the lease's time to live. A leader that stops renewing (it
 	// crashed, it froze, it lost Redis) is replaced about one TTL later; a
 	// shorter TTL fails over faster and demotes a leader on shorter Redis
-	// hiccups. Default DefaultTTL; at least 10ms.
+	// hiccups. Default DefaultTTL; at least MinTTL.
 	TTL time.Duration
 	// RenewInterval is how often the leader renews its lease. It must be
 	// well below TTL, which here means at most TTL/2, so a leader gets at
-	// least two attempts before its lease ends. Default TTL/3.
+	// least two attempts before its lease ends. Default TTL /
+	// DefaultIntervalDivisor.
 	RenewInterval time.Duration
 	// RetryInterval bounds how long a follower goes without attempting:
 	// it attempts at once when the leader releases (a notification wakes
 	// it) and when the leader's lease expires (the refusal says when), and
 	// otherwise at least every RetryInterval. It is also the pause after a
 	// Redis error, and after this node resigns (fn returned), so another
-	// node gets the next term. Default TTL/3.
+	// node gets the next term. Default TTL / DefaultIntervalDivisor.
 	RetryInterval time.Duration
 	// SafetyMargin is taken off the lease's TTL on the local clock, to cover
 	// drift between this clock and the server's: leadership ends at the send
-	// time of the last successful renewal + TTL - SafetyMargin. The default
-	// is package lock's, TTL/100 + 2ms. It must leave more than RenewInterval.
+	// time of the last successful renewal + TTL - SafetyMargin. Zero means
+	// package lock's default (see lock.WithSafetyMargin). It must leave more
+	// than RenewInterval.
 	SafetyMargin time.Duration
 
 	// Prefix is put in front of the election's keys. Default DefaultPrefix.
@@ -85,23 +94,22 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	// Redis expires keys with millisecond precision; never claim more.
 	c.TTL = c.TTL.Truncate(time.Millisecond)
-	if c.TTL < 10*time.Millisecond {
-		return c, invalid("TTL %v (want ≥ 10ms)", c.TTL)
+	if c.TTL < MinTTL {
+		return c, invalid("TTL %v (want ≥ %v)", c.TTL, MinTTL)
 	}
 	if c.RenewInterval == 0 {
-		c.RenewInterval = c.TTL / 3
+		c.RenewInterval = c.TTL / DefaultIntervalDivisor
 	}
 	if c.RenewInterval > c.TTL/2 {
-		return c, invalid("%w: RenewInterval %v, TTL %v (want at most TTL/2 = %v)",
-			ErrRenewInterval, c.RenewInterval, c.TTL, c.TTL/2)
+		return c, &configError{also: ErrRenewInterval, detail: fmt.Sprintf(
+			"RenewInterval %v, TTL %v (want at most TTL/2 = %v)", c.RenewInterval, c.TTL, c.TTL/2)}
 	}
 	if c.RetryInterval == 0 {
-		c.RetryInterval = c.TTL / 3
+		c.RetryInterval = c.TTL / DefaultIntervalDivisor
 	}
-	if c.SafetyMargin == 0 {
-		c.SafetyMargin = c.TTL/100 + 2*time.Millisecond
-	}
-	if c.SafetyMargin >= c.TTL-c.RenewInterval {
+	// A zero SafetyMargin is lock's default, which always leaves time: at
+	// most TTL/100 + 2ms, below TTL/2 for every TTL of at least MinTTL.
+	if c.SafetyMargin != 0 && c.SafetyMargin >= c.TTL-c.RenewInterval {
 		return c, invalid("SafetyMargin %v leaves no time to renew every %v within a TTL of %v",
 			c.SafetyMargin, c.RenewInterval, c.TTL)
 	}

@@ -3,6 +3,7 @@ package election_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,8 @@ func TestRenewIntervalNotWellBelowTTLIsRejected(t *testing.T) {
 		_, err := election.New(c, election.Config{Name: "n", TTL: tc.ttl, RenewInterval: tc.renew})
 		if !errors.Is(err, election.ErrRenewInterval) || !errors.Is(err, election.ErrInvalidConfig) {
 			t.Errorf("ttl %v renew %v: got %v, want ErrRenewInterval and ErrInvalidConfig", tc.ttl, tc.renew, err)
+		} else if n := strings.Count(err.Error(), "election:"); n != 1 {
+			t.Errorf("ttl %v renew %v: %q names the package %d times, want once", tc.ttl, tc.renew, err, n)
 		} else {
 			t.Logf("ttl %v renew %v: %v", tc.ttl, tc.renew, err)
 		}
@@ -37,7 +40,7 @@ func TestRenewIntervalNotWellBelowTTLIsRejected(t *testing.T) {
 	}
 }
 
-func TestBadConfigIsRejectedWithTypedError(t *testing.T) {
+func TestBadConfigIsRejectedWithATypedErrorThatNamesThePackageOnce(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
 	for _, tc := range []struct {
@@ -52,8 +55,11 @@ func TestBadConfigIsRejectedWithTypedError(t *testing.T) {
 		{"margin leaves no time to renew", election.Config{Name: "n", TTL: time.Second, RenewInterval: 400 * time.Millisecond, SafetyMargin: 600 * time.Millisecond}},
 		{"prefix with brace", election.Config{Name: "n", Prefix: "a{b"}},
 	} {
-		if _, err := election.New(c, tc.cfg); !errors.Is(err, election.ErrInvalidConfig) {
+		_, err := election.New(c, tc.cfg)
+		if !errors.Is(err, election.ErrInvalidConfig) {
 			t.Errorf("%s: got %v, want ErrInvalidConfig", tc.what, err)
+		} else if n := strings.Count(err.Error(), "election:"); n != 1 {
+			t.Errorf("%s: %q names the package %d times, want once", tc.what, err, n)
 		}
 	}
 	if _, err := election.New(nil, election.Config{Name: "n"}); !errors.Is(err, election.ErrNilClient) {

@@ -22,6 +22,10 @@ import (
 // soon a demoted node re-contends, and how soon Run returns, do.
 type Client = lock.Client
 
+// minWaitBackoff is the shortest pause between a waiting follower's
+// fallback attempts.
+const minWaitBackoff = 25 * time.Millisecond
+
 // Elector is one node of an election. Make it with New, run it with Run.
 // Its methods are safe for concurrent use.
 type Elector struct {
@@ -47,21 +51,24 @@ func New(client Client, cfg Config) (*Elector, error) {
 	if err != nil {
 		return nil, err
 	}
-	locker, err := lock.New(client,
+	opts := []lock.Option{
 		lock.WithPrefix(cfg.Prefix),
 		lock.WithOwner(cfg.NodeID),
-		lock.WithSafetyMargin(cfg.SafetyMargin),
 		// A waiting follower's fallback retry, when no release notification
 		// or expiry wakes it first, is never later than RetryInterval.
-		lock.WithWaitBackoff(min(25*time.Millisecond, cfg.RetryInterval), cfg.RetryInterval),
-	)
+		lock.WithWaitBackoff(min(minWaitBackoff, cfg.RetryInterval), cfg.RetryInterval),
+	}
+	if cfg.SafetyMargin != 0 {
+		opts = append(opts, lock.WithSafetyMargin(cfg.SafetyMargin))
+	}
+	locker, err := lock.New(client, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, &configError{detail: "the lease", cause: err}
 	}
 	store := cfg.Fence
 	if store == nil {
 		if store, err = fence.New(client); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+			return nil, &configError{detail: "the fence", cause: err}
 		}
 	}
 	return &Elector{cfg: cfg, locker: locker, fence: store}, nil

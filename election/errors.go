@@ -50,6 +50,34 @@ func (e *DemotedError) Error() string {
 // Is makes errors.Is(err, ErrDemoted) true.
 func (e *DemotedError) Is(target error) bool { return target == ErrDemoted }
 
+// configError is a bad Config. Its message names ErrInvalidConfig once and
+// then the detail, also when it matches a second sentinel too, so that no
+// message reads "election: invalid config: election: …".
+type configError struct {
+	also   error // a second sentinel it matches, or nil
+	detail string
+	cause  error // an error from package lock or fence, or nil
+}
+
+func (e *configError) Error() string {
+	msg := ErrInvalidConfig.Error() + ": " + e.detail
+	if e.cause != nil {
+		msg += ": " + e.cause.Error()
+	}
+	return msg
+}
+
+func (e *configError) Unwrap() []error {
+	errs := []error{ErrInvalidConfig}
+	if e.also != nil {
+		errs = append(errs, e.also)
+	}
+	if e.cause != nil {
+		errs = append(errs, e.cause)
+	}
+	return errs
+}
+
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+	return &configError{detail: fmt.Sprintf(format, args...)}
 }

@@ -69,13 +69,13 @@ type failoverResult struct {
 	expiryKnown bool
 }
 
-// failover elects a leader whose connection goes through a proxy, lets a
-// second node follow, waits phase, then stalls the proxy: the leader's
+// failover elects a leader whose connection goes through a relay, lets a
+// second node follow, waits phase, then stalls the relay: the leader's
 // process runs on but none of its renewals reach Redis, and it does not
 // release. It returns when the follower is elected.
 func failover(t testing.TB, s *redistest.Server, name string, ttl, renew, phase time.Duration) failoverResult {
 	t.Helper()
-	p := newProxy(t, s.Addr())
+	p := redistest.StartRelay(t, s.Addr())
 	lc := client(t, s, func(o *redis.Options) { o.Addr = p.Addr() })
 	l := startNode(t, lc, baseConfig(s, name, "leader", ttl, renew), nil)
 	var r failoverResult
@@ -91,7 +91,7 @@ func failover(t testing.TB, s *redistest.Server, name string, ttl, renew, phase 
 	time.Sleep(phase) // where the stall falls between two renewals
 
 	stalled := time.Now()
-	p.stall()
+	p.Stall()
 	var expiry time.Time
 	if h, err := f.e.Leader(context.Background()); err == nil && h.Epoch == r.old {
 		r.expiryKnown = true
@@ -106,7 +106,7 @@ func failover(t testing.TB, s *redistest.Server, name string, ttl, renew, phase 
 	r.oldReason = dem.reason
 	r.demotedGap = won.at.Sub(dem.at)
 
-	p.close() // lets the stalled node's calls fail at once, so it stops fast
+	p.Close() // lets the stalled node's calls fail at once, so it stops fast
 	if err := l.stop(); err != nil {
 		t.Fatal(err)
 	}

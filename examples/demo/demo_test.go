@@ -24,8 +24,8 @@ import (
 
 func TestMain(m *testing.M) {
 	// The split-brain scenario starts this binary again as its old leader.
-	if isChild() {
-		os.Exit(childMain())
+	if code, child := childMain(); child {
+		os.Exit(code)
 	}
 	redistest.VerifyMain(m)
 }

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/redis-primitives/go/election"
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/internal/redistest"
 )
 
 // The lease of every election in the demo, how often a leader renews it, and
@@ -212,8 +212,8 @@ func crashFailover(ctx context.Context, d *demo) (handover, error) {
 	if err != nil {
 		return h, err
 	}
-	defer ch.stop()
-	el, _, err := ch.wait(ctx, 10*time.Second, 0, "elected", nil)
+	defer ch.Stop()
+	el, _, err := ch.Wait(ctx, 10*time.Second, 0, "elected", nil)
 	if err != nil {
 		return h, err
 	}
@@ -226,21 +226,21 @@ func crashFailover(ctx context.Context, d *demo) (handover, error) {
 		return h, err
 	}
 	killed := time.Now()
-	if err := ch.signal(syscall.SIGKILL); err != nil {
+	if err := ch.Kill(); err != nil {
 		return h, err
 	}
 	won, err := recv(ctx, p.elected, electLease+5*time.Second, "parent elected after the kill")
 	if err != nil {
 		return h, err
 	}
-	h.took, h.old, h.next = won.at.Sub(killed), el.int("epoch"), won.v
+	h.took, h.old, h.next = won.at.Sub(killed), el.Int("epoch"), won.v
 	return h, p.stop()
 }
 
-func (d *demo) childConfig(name string) childConfig {
-	return childConfig{
+func (d *demo) childConfig(name string) redistest.LeaderConfig {
+	return redistest.LeaderConfig{
 		Addr: d.addr, Prefix: d.prefix + "election:", Name: name,
-		Key: d.prefix + "{" + name + "}:data", TTLMs: electLease.Milliseconds(), RenewMs: electRenew.Milliseconds(),
+		Key: d.prefix + "{" + name + "}:data", TTL: electLease, Renew: electRenew,
 	}
 }
 
@@ -269,15 +269,15 @@ func splitBrain(ctx context.Context, d *demo) (splitResult, error) {
 	if err != nil {
 		return r, err
 	}
-	defer ch.stop()
-	el, _, err := ch.wait(ctx, 10*time.Second, 0, "elected", nil)
+	defer ch.Stop()
+	el, _, err := ch.Wait(ctx, 10*time.Second, 0, "elected", nil)
 	if err != nil {
 		return r, err
 	}
-	r.old = el.int("epoch")
+	r.old = el.Int("epoch")
 	// Let the old leader lead for a while, so its accepted writes show.
 	for i, n := 0, 0; n < 15; n++ {
-		_, at, err := ch.wait(ctx, 5*time.Second, i, "write", func(e childEvent) bool { return e.kv["result"] == "ok" })
+		_, at, err := ch.Wait(ctx, 5*time.Second, i, "write", func(e redistest.Event) bool { return e.Fields["result"] == "ok" })
 		if err != nil {
 			return r, err
 		}
@@ -314,7 +314,7 @@ func splitBrain(ctx context.Context, d *demo) (splitResult, error) {
 	}
 
 	frozen := time.Now()
-	if err := ch.signal(syscall.SIGSTOP); err != nil {
+	if err := ch.Freeze(); err != nil {
 		return r, err
 	}
 	// When the frozen leader's lease ends on the server, as the server says.
@@ -339,18 +339,18 @@ func splitBrain(ctx context.Context, d *demo) (splitResult, error) {
 		return r, err
 	}
 	thawed := time.Now()
-	if err := ch.signal(syscall.SIGCONT); err != nil {
+	if err := ch.Thaw(); err != nil {
 		return r, err
 	}
-	woke, _, err := ch.wait(ctx, 5*time.Second, 0, "woke", nil)
+	woke, _, err := ch.Wait(ctx, 5*time.Second, 0, "woke", nil)
 	if err != nil {
 		return r, err
 	}
-	stale, _, err := ch.wait(ctx, 5*time.Second, 0, "write", func(e childEvent) bool { return !e.time("sent").Before(thawed) })
+	stale, _, err := ch.Wait(ctx, 5*time.Second, 0, "write", func(e redistest.Event) bool { return !e.Time("sent").Before(thawed) })
 	if err != nil {
 		return r, err
 	}
-	demoted, _, err := ch.wait(ctx, 5*time.Second, 0, "demoted", nil)
+	demoted, _, err := ch.Wait(ctx, 5*time.Second, 0, "demoted", nil)
 	if err != nil {
 		return r, err
 	}
@@ -360,11 +360,11 @@ func splitBrain(ctx context.Context, d *demo) (splitResult, error) {
 	r.stillLeading = p.e.IsLeader()
 	end := time.Now()
 
-	r.window = demoted.at.Sub(won.at)
+	r.window = demoted.At.Sub(won.at)
 	r.failover = won.at.Sub(frozen)
-	r.afterThaw = demoted.at.Sub(thawed)
-	r.reason, r.wokeLeader = demoted.kv["reason"], woke.kv["is_leader"]
-	r.staleResult = stale.kv["result"]
+	r.afterThaw = demoted.At.Sub(thawed)
+	r.reason, r.wokeLeader = demoted.Fields["reason"], woke.Fields["is_leader"]
+	r.staleResult = stale.Fields["result"]
 	var highest int64
 	if _, err := fmt.Sscanf(r.staleResult, "stale:%d", &highest); err == nil {
 		r.refusedBy = highest
@@ -373,7 +373,7 @@ func splitBrain(ctx context.Context, d *demo) (splitResult, error) {
 		expiry = won.at // the follower wins within milliseconds of the expiry
 	}
 
-	clk := clock{el.at}
+	clk := clock{el.At}
 	tl := &Timeline{
 		ID:    "split-brain",
 		Title: "Split brain: the old leader's process frozen (SIGSTOP) past its lease",
@@ -381,28 +381,28 @@ func splitBrain(ctx context.Context, d *demo) (splitResult, error) {
 			fmtMs(electLease), fmtMs(electFreeze), r.old, r.next),
 		EndMs: clk.at(end),
 	}
-	lo := tl.lane(fmt.Sprintf("old leader, pid %d (epoch %d)", ch.pid(), r.old))
+	lo := tl.lane(fmt.Sprintf("old leader, pid %d (epoch %d)", ch.Pid(), r.old))
 	lo.span(spanLease, 0, clk.at(expiry), "lease")
-	lo.span(spanBelieves, 0, clk.at(demoted.at), "believes it leads")
+	lo.span(spanBelieves, 0, clk.at(demoted.At), "believes it leads")
 	lo.span(spanFrozen, clk.at(frozen), clk.at(thawed), "frozen (SIGSTOP)")
 	lo.mark(markEvent, 0, "elected")
-	for _, e := range ch.all() {
-		if e.kind == "write" && e.kv["result"] == "ok" && e.time("sent").Before(frozen) {
-			lo.mark(markAccepted, clk.at(e.time("sent")), "")
+	for _, e := range ch.Events() {
+		if e.Kind == "write" && e.Fields["result"] == "ok" && e.Time("sent").Before(frozen) {
+			lo.mark(markAccepted, clk.at(e.Time("sent")), "")
 		}
 	}
 	if r.refusedBy > 0 {
-		lo.mark(markRefused, clk.at(stale.time("sent")), "write refused")
+		lo.mark(markRefused, clk.at(stale.Time("sent")), "write refused")
 	} else {
-		lo.mark(markClobbered, clk.at(stale.time("sent")), "write "+r.staleResult)
+		lo.mark(markClobbered, clk.at(stale.Time("sent")), "write "+r.staleResult)
 	}
-	lo.mark(markEvent, clk.at(demoted.at), "steps down")
+	lo.mark(markEvent, clk.at(demoted.At), "steps down")
 	ln := tl.lane(fmt.Sprintf("new leader, this process (epoch %d)", r.next))
 	ln.span(spanLease, clk.at(won.at), clk.at(end), "lease")
 	ln.span(spanBelieves, clk.at(won.at), clk.at(end), "leads")
 	ln.mark(markEvent, clk.at(won.at), "elected")
 	ln.mark(markAccepted, clk.at(w.sent), "write accepted")
-	tl.Windows = append(tl.Windows, Window{FromMs: clk.at(won.at), ToMs: clk.at(demoted.at), Label: "split brain: both believe they lead"})
+	tl.Windows = append(tl.Windows, Window{FromMs: clk.at(won.at), ToMs: clk.at(demoted.At), Label: "split brain: both believe they lead"})
 	r.timeline = tl
 	return r, p.stop()
 }

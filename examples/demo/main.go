@@ -20,8 +20,8 @@ import (
 func main() {
 	// The split-brain scenario runs its old leader in a process of its own,
 	// this very binary started again, so that it can be frozen for real.
-	if isChild() {
-		os.Exit(childMain())
+	if code, child := childMain(); child {
+		os.Exit(code)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

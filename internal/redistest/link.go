@@ -3,71 +3,95 @@ package redistest
 import (
 	"net"
 	"sync"
+	"testing"
 )
 
-// link is a TCP relay between a replica and its primary. Cutting it holds
-// every byte in flight, so a write the primary acknowledged never reaches
-// the replica: the asynchronous-replication gap a failover loses data in.
-// Freezing the replica cannot show that gap, because the kernel keeps
-// receiving into the frozen process's socket buffer.
-type link struct {
+// Relay is a TCP relay to a server that can be stalled: a stalled relay
+// keeps reading and forwards nothing, in either direction, until Resume.
+//
+// It shows two faults no signal to a process can:
+//   - one client cut off while its own process runs and every other client,
+//     connected directly, is unaffected (a leader that stops renewing
+//     without releasing);
+//   - the asynchronous-replication gap: between a replica and its primary
+//     (StartReplica, Partition), a write the primary acknowledged never
+//     reaches the replica. Freezing the replica cannot show that, because
+//     the kernel keeps receiving into a frozen process's socket buffer.
+//
+// Its methods are safe for concurrent use.
+type Relay struct {
 	ln     net.Listener
 	target string
 
-	mu    sync.Mutex
-	cut   bool
-	cond  *sync.Cond
-	conns []net.Conn
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	stalled bool
+	cond    *sync.Cond
+	conns   []net.Conn
+	wg      sync.WaitGroup
 }
 
-func newLink(target string) (*link, error) {
+// StartRelay starts a relay to target (host:port) on a free loopback port.
+// It is closed when t ends.
+func StartRelay(t testing.TB, target string) *Relay {
+	t.Helper()
+	r, err := newRelay(target)
+	if err != nil {
+		t.Fatalf("redistest: relay to %s: %v", target, err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+func newRelay(target string) (*Relay, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	l := &link{ln: ln, target: target}
-	l.cond = sync.NewCond(&l.mu)
-	l.wg.Add(1)
-	go l.accept()
-	return l, nil
+	r := &Relay{ln: ln, target: target}
+	r.cond = sync.NewCond(&r.mu)
+	r.wg.Add(1)
+	go r.accept()
+	return r, nil
 }
 
-func (l *link) port() int { return l.ln.Addr().(*net.TCPAddr).Port }
+// Addr returns the address clients dial instead of the target's.
+func (r *Relay) Addr() string { return r.ln.Addr().String() }
 
-func (l *link) accept() {
-	defer l.wg.Done()
+func (r *Relay) port() int { return r.ln.Addr().(*net.TCPAddr).Port }
+
+func (r *Relay) accept() {
+	defer r.wg.Done()
 	for {
-		in, err := l.ln.Accept()
+		in, err := r.ln.Accept()
 		if err != nil {
 			return
 		}
-		out, err := net.Dial("tcp", l.target)
+		out, err := net.Dial("tcp", r.target)
 		if err != nil {
 			in.Close()
 			continue
 		}
-		l.mu.Lock()
-		l.conns = append(l.conns, in, out)
-		l.mu.Unlock()
-		l.wg.Add(2)
-		go l.pipe(out, in)
-		go l.pipe(in, out)
+		r.mu.Lock()
+		r.conns = append(r.conns, in, out)
+		r.mu.Unlock()
+		r.wg.Add(2)
+		go r.pipe(out, in)
+		go r.pipe(in, out)
 	}
 }
 
-func (l *link) pipe(dst, src net.Conn) {
-	defer l.wg.Done()
+func (r *Relay) pipe(dst, src net.Conn) {
+	defer r.wg.Done()
 	defer dst.Close()
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			l.mu.Lock()
-			for l.cut {
-				l.cond.Wait()
+			r.mu.Lock()
+			for r.stalled {
+				r.cond.Wait()
 			}
-			l.mu.Unlock()
+			r.mu.Unlock()
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
@@ -78,21 +102,31 @@ func (l *link) pipe(dst, src net.Conn) {
 	}
 }
 
-func (l *link) setCut(cut bool) {
-	l.mu.Lock()
-	l.cut = cut
-	l.cond.Broadcast()
-	l.mu.Unlock()
+// Stall stops forwarding, in both directions, until Resume or Close. What
+// arrives meanwhile is held, not dropped.
+func (r *Relay) Stall() { r.setStalled(true) }
+
+// Resume forwards again, what was held first.
+func (r *Relay) Resume() { r.setStalled(false) }
+
+func (r *Relay) setStalled(stalled bool) {
+	r.mu.Lock()
+	r.stalled = stalled
+	r.cond.Broadcast()
+	r.mu.Unlock()
 }
 
-func (l *link) close() {
-	l.ln.Close()
-	l.mu.Lock()
-	l.cut = false
-	l.cond.Broadcast()
-	for _, c := range l.conns {
+// Close stops accepting, drops every connection and waits for the relay's
+// goroutines. It may be called more than once.
+func (r *Relay) Close() {
+	r.ln.Close()
+	r.mu.Lock()
+	r.stalled = false
+	r.cond.Broadcast()
+	for _, c := range r.conns {
 		c.Close()
 	}
-	l.mu.Unlock()
-	l.wg.Wait()
+	r.conns = nil
+	r.mu.Unlock()
+	r.wg.Wait()
 }

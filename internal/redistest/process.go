@@ -36,8 +36,13 @@ func StartProcess(name string, args []string, attr *syscall.SysProcAttr, dir str
 		cmd.Stdout = logTo
 		cmd.Stderr = logTo
 	}
+	return start(cmd)
+}
+
+// start starts cmd, whose SysProcAttr is set, and reaps it when it exits.
+func start(cmd *exec.Cmd) (*Process, error) {
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("redistest: start %s: %w", name, err)
+		return nil, fmt.Errorf("redistest: start %s: %w", cmd.Path, err)
 	}
 	p := &Process{cmd: cmd, done: make(chan struct{})}
 	go func() {

@@ -40,8 +40,8 @@ type Server struct {
 	dir    string
 	args   []string
 
-	link    *link // set on a replica: the relay to its primary
-	ownsDir bool  // Launch made dir and Close removes it
+	link    *Relay // set on a replica: the relay to its primary
+	ownsDir bool   // Launch made dir and Close removes it
 
 	mu   sync.Mutex
 	proc *Process

@@ -16,11 +16,11 @@ import (
 func (s *Server) StartReplica(t testing.TB) *Server {
 	t.Helper()
 	bin := s.process(t, "StartReplica").cmd.Path
-	l, err := newLink(s.addr)
+	l, err := newRelay(s.addr)
 	if err != nil {
 		t.Fatalf("redistest: replication link: %v", err)
 	}
-	t.Cleanup(l.close) // runs after the replica stops: cleanups run last-in first-out
+	t.Cleanup(l.Close) // runs after the replica stops: cleanups run last-in first-out
 	r := startProcess(t, bin, s.prefix, []string{"--replicaof", "127.0.0.1", strconv.Itoa(l.port())})
 	r.link = l
 	if err := waitLinkUp(r.addr, 10*time.Second); err != nil {
@@ -39,16 +39,16 @@ func (s *Server) StartReplica(t testing.TB) *Server {
 // the primary. It fails t on a server that is not a replica.
 func (s *Server) Partition(t testing.TB) {
 	t.Helper()
-	s.replicaLink(t).setCut(true)
+	s.replicaLink(t).Stall()
 }
 
 // Heal reconnects a partitioned replica; what was held is delivered.
 func (s *Server) Heal(t testing.TB) {
 	t.Helper()
-	s.replicaLink(t).setCut(false)
+	s.replicaLink(t).Resume()
 }
 
-func (s *Server) replicaLink(t testing.TB) *link {
+func (s *Server) replicaLink(t testing.TB) *Relay {
 	t.Helper()
 	if s.link == nil {
 		t.Fatal("redistest: Partition and Heal need a server made by StartReplica")
