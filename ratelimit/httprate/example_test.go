@@ -71,8 +71,10 @@ func ExamplePolicyField() {
 	fmt.Println(httprate.PolicyField(ratelimit.Policy{
 		ratelimit.SlidingLog(100, time.Minute).Named("default"),
 		ratelimit.SlidingCounter(5000, 24*time.Hour).Named("daily"),
+		// 1 per second, 20 at once: q is the burst, w the time to earn it back.
+		ratelimit.GCRA(1, time.Second, 20).Named("burst"),
 	}))
-	// Output: "default";q=100;w=60, "daily";q=5000;w=86400
+	// Output: "default";q=100;w=60, "daily";q=5000;w=86400, "burst";q=20;w=20
 }
 
 func ExampleField() {
