@@ -13,62 +13,266 @@ import (
 // RemoteAddr is not an IP address.
 var ErrNoClientIP = errors.New("httprate: no client IP")
 
-// ClientIP returns a key function that yields the client's IP address.
+// ErrInvalidProxy is returned by ClientIP and ClientIPFromForwarded for a
+// trusted proxy that is neither a CIDR nor an IP address.
+var ErrInvalidProxy = errors.New("httprate: invalid trusted proxy")
+
+// ClientIP returns a key function that yields the client's IP address,
+// trusting X-Forwarded-For only from the given proxies (CIDRs such as
+// "10.0.0.0/8" or single addresses).
 //
-// It trusts X-Forwarded-For only from the given proxies (CIDRs such as
-// "10.0.0.0/8" or single addresses): starting from the connection's peer, it
-// walks the header from right to left past every trusted proxy and returns
-// the first address that is not one. With no trusted proxies, or when the
-// peer is not one, the header is ignored, since any client can send it. An
-// entry that is not an IP address stops the walk at the last trusted hop.
+// Starting from the connection's peer, it walks the header from right to
+// left past every trusted proxy and returns the first address that is not
+// one. With no trusted proxies, or when the peer is not one, the header is
+// ignored, since any client can send it. Entries may carry a port, as some
+// load balancers write them: "203.0.113.7:4711", "[2001:db8::1]:4711"; the
+// port is dropped, so one client keeps one key across connections. An entry
+// that is not an address ("unknown", garbage) stops the walk at the last
+// trusted hop.
+//
+// Use ClientIP when your proxies write X-Forwarded-For and
+// ClientIPFromForwarded when they write Forwarded, never both: a proxy that
+// writes one header passes the other on from the client unchanged.
 func ClientIP(trustedProxies ...string) (func(*http.Request) (string, error), error) {
-	var trusted []netip.Prefix
-	for _, p := range trustedProxies {
+	t, err := newTrust(trustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *http.Request) (string, error) {
+		return t.walk(r, "X-Forwarded-For", splitForwardedFor)
+	}, nil
+}
+
+// ClientIPFromForwarded is ClientIP for proxies that write the RFC 7239
+// Forwarded header instead of X-Forwarded-For: it walks the header's
+// elements from right to left by their for= parameter, as ClientIP walks
+// X-Forwarded-For. Quoted IPv6 addresses and ports are understood
+// (for="[2001:db8::1]:4711"). A for= that names no address (an obfuscated
+// identifier such as "_hidden", "unknown", or none at all) is a hop that is
+// not trusted and not an address: the walk stops at the last trusted hop.
+func ClientIPFromForwarded(trustedProxies ...string) (func(*http.Request) (string, error), error) {
+	t, err := newTrust(trustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *http.Request) (string, error) {
+		return t.walk(r, "Forwarded", forwardedFor)
+	}, nil
+}
+
+type trust []netip.Prefix
+
+func newTrust(proxies []string) (trust, error) {
+	var t trust
+	for _, p := range proxies {
 		prefix, err := netip.ParsePrefix(p)
 		if err != nil {
 			addr, aerr := netip.ParseAddr(p)
 			if aerr != nil {
-				return nil, fmt.Errorf("httprate: trusted proxy %q is neither a CIDR nor an IP address", p)
+				return nil, fmt.Errorf("%w: %q is neither a CIDR nor an IP address", ErrInvalidProxy, p)
 			}
 			prefix = netip.PrefixFrom(addr, addr.BitLen())
 		}
-		trusted = append(trusted, prefix.Masked())
+		t = append(t, prefix.Masked())
 	}
-	isTrusted := func(a netip.Addr) bool {
-		for _, p := range trusted {
-			if p.Contains(a) {
-				return true
+	return t, nil
+}
+
+func (t trust) trusted(a netip.Addr) bool {
+	for _, p := range t {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// walk returns the client's address: the peer, or, while the hop at hand is
+// a trusted proxy, the hop it names before it. hops splits the header's
+// values into the nodes the proxies wrote, leftmost first.
+func (t trust) walk(r *http.Request, header string, hops func([]string) []string) (string, error) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil {
+		return "", fmt.Errorf("%w: remote address %q", ErrNoClientIP, r.RemoteAddr)
+	}
+	client := canonical(peer)
+	if !t.trusted(client) {
+		return client.String(), nil
+	}
+	values := r.Header.Values(header)
+	if len(values) == 0 {
+		return client.String(), nil
+	}
+	nodes := hops(values)
+	for i := len(nodes) - 1; i >= 0; i-- {
+		hop, ok := parseNode(nodes[i])
+		if !ok {
+			break
+		}
+		client = hop
+		if !t.trusted(client) {
+			break
+		}
+	}
+	return client.String(), nil
+}
+
+// canonical drops what would give one client two keys: the IPv4-in-IPv6
+// mapping and an IPv6 zone (a zoned address is in no prefix, either).
+func canonical(a netip.Addr) netip.Addr { return a.Unmap().WithZone("") }
+
+// splitForwardedFor returns the entries of X-Forwarded-For values.
+func splitForwardedFor(values []string) []string {
+	var nodes []string
+	for _, v := range values {
+		for _, n := range strings.Split(v, ",") {
+			nodes = append(nodes, strings.TrimSpace(n))
+		}
+	}
+	return nodes
+}
+
+// forwardedFor returns the for= node of every element of Forwarded values
+// (RFC 7239 section 4), unquoted; "" for an element that has none or does
+// not parse, which stops the walk there.
+func forwardedFor(values []string) []string {
+	var nodes []string
+	for _, v := range values {
+		for _, element := range splitOutsideQuotes(v, ',') {
+			nodes = append(nodes, forParam(element))
+		}
+	}
+	return nodes
+}
+
+// forParam returns the unquoted value of the element's for= pair, or "".
+func forParam(element string) string {
+	for _, pair := range splitOutsideQuotes(element, ';') {
+		name, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(name), "for") {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if strings.HasPrefix(value, `"`) {
+			u, ok := unquote(value)
+			if !ok {
+				return ""
+			}
+			return u
+		}
+		return value
+	}
+	return ""
+}
+
+// splitOutsideQuotes splits s at every sep that is not inside a
+// quoted-string.
+func splitOutsideQuotes(s string, sep byte) []string {
+	var parts []string
+	start, quoted := 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quoted && c == '\\':
+			i++ // the escaped character, whatever it is
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c == sep:
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// unquote decodes an RFC 9110 quoted-string that makes up all of s.
+func unquote(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 1; i < len(s)-1; i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			i++
+			if i == len(s)-1 {
+				return "", false
+			}
+			b.WriteByte(s[i])
+		case c == '"':
+			return "", false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), true
+}
+
+// parseNode reads a node as proxies write it: an IPv4 or IPv6 address,
+// bracketed or not, with an optional port ("203.0.113.7:4711",
+// "[2001:db8::1]:4711", RFC 7239's obfuscated port "_p1"). Anything else,
+// such as "unknown" or an obfuscated identifier, is not an address.
+func parseNode(s string) (netip.Addr, bool) {
+	if rest, ok := strings.CutPrefix(s, "["); ok {
+		host, port, ok := strings.Cut(rest, "]")
+		if !ok {
+			return netip.Addr{}, false
+		}
+		if port != "" {
+			if p, ok := strings.CutPrefix(port, ":"); !ok || !validPort(p) {
+				return netip.Addr{}, false
 			}
 		}
+		a, err := netip.ParseAddr(host)
+		if err != nil || !a.Is6() {
+			return netip.Addr{}, false
+		}
+		return canonical(a), true
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		return canonical(a), true
+	}
+	// An IPv4 address with a port: an unbracketed IPv6 address with a port
+	// would be ambiguous, and is no address.
+	host, port, ok := strings.Cut(s, ":")
+	if !ok || !validPort(port) {
+		return netip.Addr{}, false
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil || !a.Is4() {
+		return netip.Addr{}, false
+	}
+	return a, true
+}
+
+// validPort reports whether p is a port number (1 to 5 digits, at most
+// 65535) or an obfuscated port ("_" and letters, digits, '.', '_', '-').
+func validPort(p string) bool {
+	if p == "" {
 		return false
 	}
-	return func(r *http.Request) (string, error) {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		peer, err := netip.ParseAddr(host)
-		if err != nil {
-			return "", fmt.Errorf("%w: remote address %q", ErrNoClientIP, r.RemoteAddr)
-		}
-		client := peer.Unmap()
-		if !isTrusted(client) {
-			return client.String(), nil
-		}
-		var hops []string
-		for _, h := range r.Header.Values("X-Forwarded-For") {
-			hops = append(hops, strings.Split(h, ",")...)
-		}
-		for i := len(hops) - 1; i >= 0; i-- {
-			hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-			if err != nil {
-				break
-			}
-			client = hop.Unmap()
-			if !isTrusted(client) {
-				break
+	if p[0] == '_' {
+		for i := 1; i < len(p); i++ {
+			c := p[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+				return false
 			}
 		}
-		return client.String(), nil
-	}, nil
+		return len(p) > 1
+	}
+	if len(p) > 5 {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(p); i++ {
+		if p[i] < '0' || p[i] > '9' {
+			return false
+		}
+		n = n*10 + int(p[i]-'0')
+	}
+	return n <= 65535
 }

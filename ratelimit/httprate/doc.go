@@ -1,14 +1,28 @@
 // Package httprate is net/http middleware that rate-limits requests with a
 // ratelimit.Limiter.
 //
-// Each request is mapped to a key by a function the caller supplies (ClientIP
-// builds one that trusts X-Forwarded-For only from configured proxies) and
-// checked against a ratelimit.Policy in one script call. Every decided
-// response carries the RateLimit-Policy and RateLimit fields of
-// draft-ietf-httpapi-ratelimit-headers (structured-field form, e.g.
-// `RateLimit-Policy: "api";q=100;w=60` and `RateLimit: "api";r=42;t=7`). A
-// rejected request gets 429 Too Many Requests, Retry-After in whole seconds
-// rounded up, and an application/problem+json body (RFC 9457).
+// Each request is mapped to a key by a function the caller supplies
+// (ClientIP and ClientIPFromForwarded build one that trusts X-Forwarded-For
+// or Forwarded only from configured proxies) and checked against a
+// ratelimit.Policy in one script call. Every decided response carries the
+// RateLimit-Policy and RateLimit fields of draft-ietf-httpapi-ratelimit-headers
+// (structured-field form, e.g. `RateLimit-Policy: "api";q=100;w=60` and
+// `RateLimit: "api";r=42;t=7`). A rejected request gets 429 Too Many
+// Requests, Retry-After in whole seconds rounded up, and an
+// application/problem+json body (RFC 9457).
+//
+// In those fields, for each limit, q is the most it admits at once, w the
+// time in seconds it takes to go from nothing remaining back to q (left out
+// when not a whole number of seconds), r what it admits now (0 <= r <= q)
+// and t the seconds until r is back to q, rounded up:
+//
+//   - SlidingLog(n, window): q = n, w = window; t <= w.
+//   - SlidingCounter(n, window): q = n, w = window; t <= 2w, since the
+//     requests of the current bucket still count, weighted, through the
+//     next one.
+//   - GCRA(n, per, burst): q = burst, w = burst·per/n, the time the
+//     bucket takes to refill (GCRA(1, time.Second, 20) advertises q=20;w=20,
+//     not its rate); t <= w. The sustained rate is q/w = n/per.
 //
 // When Redis does not answer within Config.Timeout (default 100ms), the
 // middleware follows Config.Unavailable: FailOpen (the default) lets the

@@ -47,12 +47,34 @@ func ExampleClientIP() {
 	// Output: 198.51.100.4
 }
 
+func ExampleClientIP_ports() {
+	key, _ := httprate.ClientIP("10.0.0.0/8")
+	r, _ := http.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "10.1.2.3:40000" // a load balancer that writes ports
+	r.Header.Set("X-Forwarded-For", "[2001:db8::1]:4711, 10.4.5.6:443")
+	ip, _ := key(r)
+	fmt.Println(ip)
+	// Output: 2001:db8::1
+}
+
+func ExampleClientIPFromForwarded() {
+	key, _ := httprate.ClientIPFromForwarded("10.0.0.0/8")
+	r, _ := http.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "10.1.2.3:40000" // a trusted proxy
+	r.Header.Set("Forwarded", `for=6.6.6.6, for="[2001:db8:cafe::17]:4711";proto=https`)
+	ip, _ := key(r)
+	fmt.Println(ip)
+	// Output: 2001:db8:cafe::17
+}
+
 func ExamplePolicyField() {
 	fmt.Println(httprate.PolicyField(ratelimit.Policy{
 		ratelimit.SlidingLog(100, time.Minute).Named("default"),
 		ratelimit.SlidingCounter(5000, 24*time.Hour).Named("daily"),
+		// 1 per second, 20 at once: q is the burst, w the time to earn it back.
+		ratelimit.GCRA(1, time.Second, 20).Named("burst"),
 	}))
-	// Output: "default";q=100;w=60, "daily";q=5000;w=86400
+	// Output: "default";q=100;w=60, "daily";q=5000;w=86400, "burst";q=20;w=20
 }
 
 func ExampleField() {

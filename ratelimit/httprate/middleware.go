@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -135,18 +136,42 @@ func (m *Middleware) report(r *http.Request, err error) {
 }
 
 // PolicyField formats the RateLimit-Policy field for p: one item per limit,
-// with q (its quota) and w (its window in seconds, left out when the window
-// is not a whole number of seconds, since w is an integer).
+// named by Limit.Name, with q, its quota, and w, its window in seconds (left
+// out when it is not a whole number of seconds, since w is an integer). The
+// package documentation gives q and w for each algorithm.
 func PolicyField(p ratelimit.Policy) string {
 	items := make([]string, len(p))
 	for i, l := range p {
-		item := quote(l.Name()) + ";q=" + strconv.Itoa(l.N())
-		if l.Window()%time.Second == 0 {
-			item += ";w=" + strconv.FormatInt(int64(l.Window()/time.Second), 10)
+		q, w := quota(l)
+		item := quote(l.Name()) + ";q=" + strconv.Itoa(q)
+		if w%time.Second == 0 {
+			item += ";w=" + strconv.FormatInt(int64(w/time.Second), 10)
 		}
 		items[i] = item
 	}
 	return strings.Join(items, ", ")
+}
+
+// quota returns the q and w that the RateLimit field's r and t count
+// against: the most l admits at once, and how long l takes to go from none
+// remaining back to q. For the log and the counter that is N per Window;
+// GCRA admits its burst at once and earns it back in burst periods of
+// Window/N, so q is the burst and w is burst·Window/N, rounded up to the
+// nanosecond (so that w is whole seconds only when it is exactly).
+func quota(l ratelimit.Limit) (q int, w time.Duration) {
+	if l.Algorithm() != ratelimit.AlgorithmGCRA {
+		return l.N(), l.Window()
+	}
+	// burst·Window can pass 2^63 ns; the quotient, at most the key's TTL,
+	// cannot.
+	var x, rem big.Int
+	x.Mul(big.NewInt(int64(l.Window())), big.NewInt(int64(l.Burst())))
+	x.QuoRem(&x, big.NewInt(int64(l.N())), &rem)
+	w = time.Duration(x.Int64())
+	if rem.Sign() != 0 {
+		w++
+	}
+	return l.Burst(), w
 }
 
 // Field formats the RateLimit field for a decision: for each limit, r (the

@@ -228,3 +228,58 @@ func TestRequestWithNoKeyIsRefusedEvenWhenFailingOpen(t *testing.T) {
 		t.Fatalf("handler ran %d times, want 1", n)
 	}
 }
+
+// Behind a trusted proxy that writes the client's port into the header,
+// ClientIP used to stop at the proxy: every client shared its key, and one
+// limit for all.
+func TestTwoClientsBehindATrustedProxyThatWritesPortsGetTwoKeys(t *testing.T) {
+	s := redistest.Start(t)
+	xff, err := httprate.ClientIP("127.0.0.1", "::1") // the test's proxy is the loopback peer
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd, err := httprate.ClientIPFromForwarded("127.0.0.1", "::1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, header string
+		key          func(*http.Request) (string, error)
+		a, b         string
+	}{
+		{"X-Forwarded-For ipv4", "X-Forwarded-For", xff, "203.0.113.7:4711", "203.0.113.8:4711"},
+		{"X-Forwarded-For ipv6", "X-Forwarded-For", xff, "[2001:db8::1]:4711", "[2001:db8::2]:4711"},
+		{"Forwarded ipv4", "Forwarded", fwd, `for="203.0.113.7:4711"`, `for="203.0.113.8:4711"`},
+		{"Forwarded ipv6", "Forwarded", fwd, `for="[2001:db8::1]:4711"`, `for="[2001:db8::2]:4711"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sv := serve(t, s, httprate.Config{
+				Policy: ratelimit.Policy{ratelimit.SlidingLog(1, time.Minute)},
+				Key:    func(r *http.Request) (string, error) { k, err := tc.key(r); return tc.name + ":" + k, err },
+			})
+			code := func(value string) int {
+				r, err := http.NewRequest("GET", sv.srv.URL, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Header.Set(tc.header, value)
+				resp, err := http.DefaultClient.Do(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			if c := code(tc.a); c != http.StatusOK {
+				t.Fatalf("first client: %d", c)
+			}
+			if c := code(tc.b); c != http.StatusOK {
+				t.Fatalf("second client, %s: %d; want 200, its own key", tc.b, c)
+			}
+			if c := code(tc.a); c != http.StatusTooManyRequests {
+				t.Fatalf("first client again: %d, want 429", c)
+			}
+		})
+	}
+}
