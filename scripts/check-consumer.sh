@@ -5,10 +5,12 @@
 # cache, then builds. It fails if anything test-only (the fixture module,
 # testcontainers, Docker's client, goleak) or another module's database
 # driver lands in the cache. Nothing is fetched from any proxy for this
-# repository's own modules.
+# repository's own modules. With no MODULE it checks every library module
+# (scripts/modules.sh published).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+[ $# -gt 0 ] || set -- $(scripts/modules.sh published)
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 go run scripts/localproxy.go -out "$tmp/proxy" -version v0.1.0
