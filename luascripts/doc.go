@@ -1,16 +1,14 @@
-// Package luascripts holds the Lua scripts of every primitive in this project
-// and the one runner that calls them.
+// Package luascripts is the runner the primitives of this project call their
+// Lua scripts through. It holds no script: each primitive embeds its own
+// (see docs/decisions/0012-each-primitive-owns-its-scripts.md).
 //
-// Each script is a .lua file embedded with go:embed and exposed as a *Script.
 // Run sends EVALSHA first and falls back to EVAL only when the server answers
-// NOSCRIPT (after a restart, a SCRIPT FLUSH or a failover), so the script body
-// crosses the network once per server, not once per call.
+// NOSCRIPT (after a restart, a SCRIPT FLUSH or a failover), so a script's
+// body crosses the network once per server, not once per call. A script
+// made with NewReadOnly runs with EVALSHA_RO and EVAL_RO, so the server
+// refuses it if it writes and lets it run on a replica. RunPipelined does
+// the same at the head of a pipeline.
 //
-// Every script here is one atomic call, reads time only from the server (TIME)
-// where time matters, and touches only keys passed in KEYS that share one hash
-// tag, so it can run on Redis Cluster. Scripts block the server while they
-// run: each is kept to O(log N) work plus a bounded trim.
-//
-// The package is shared by the other modules of this repository; it is not
-// meant to be used on its own.
+// Nothing here is meant for users: the primitives' constructors take
+// go-redis's own client interfaces.
 package luascripts

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -75,39 +74,22 @@ func TestReadOnlyScriptCannotWrite(t *testing.T) {
 	}
 }
 
-func TestEveryEmbeddedScriptCompiles(t *testing.T) {
+// The digest a Script sends with EVALSHA is the one the server computes,
+// or every call would pay for a NOSCRIPT round trip.
+func TestSHA1IsTheServersDigest(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t)
-	ctx := context.Background()
-	all := luascripts.All()
-	if len(all) == 0 {
-		t.Fatal("no embedded scripts")
-	}
-	for _, sc := range all {
-		sha, err := c.ScriptLoad(ctx, sc.Source()).Result()
+	for _, sc := range []*luascripts.Script{
+		luascripts.New("w", "return redis.call('INCR', KEYS[1])"),
+		luascripts.NewReadOnly("r", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])"),
+	} {
+		sha, err := c.ScriptLoad(context.Background(), sc.Source()).Result()
 		if err != nil {
-			t.Errorf("%s: %v", sc.Name(), err)
-			continue
+			t.Fatalf("%s: %v", sc.Name(), err)
 		}
 		if sha != sc.SHA1() {
 			t.Errorf("%s: server digest %s, ours %s", sc.Name(), sha, sc.SHA1())
 		}
-		if strings.Contains(sc.Source(), "flags=no-writes") != sc.ReadOnly() {
-			t.Errorf("%s: no-writes flag and ReadOnly disagree", sc.Name())
-		}
-	}
-}
-
-func TestServerTimeIsTheServersClock(t *testing.T) {
-	s := redistest.Start(t)
-	c := s.Client(t)
-	ms, err := luascripts.ServerTime.Run(context.Background(), c, nil).Int64()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Same machine: the two clocks agree to well within a second.
-	if d := time.Since(time.UnixMilli(ms)); d < -time.Second || d > time.Second {
-		t.Fatalf("server time is %v away from ours", d)
 	}
 }
 
@@ -120,5 +102,29 @@ func TestIsNilSeesANilClientInsideTheInterface(t *testing.T) {
 	defer c.Close()
 	if luascripts.IsNil(c) {
 		t.Fatal("a live client was seen as nil")
+	}
+}
+
+// After a SCRIPT FLUSH the pipelined form sends the script once more with
+// EVAL, together with the commands queued after it, and the script runs
+// exactly once.
+func TestRunPipelinedFallsBackToEvalAfterScriptFlush(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	ctx := context.Background()
+	incr := luascripts.New("incr", "return redis.call('INCR', KEYS[1])")
+	key := s.Prefix() + "n"
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var get *redis.StringCmd
+	cmd := incr.RunPipelined(ctx, c.Pipeline, []string{key}, nil, func(p redis.Pipeliner) {
+		get = p.Get(ctx, key)
+	})
+	if n, err := cmd.Int(); err != nil || n != 1 {
+		t.Fatalf("script: %d, %v; want 1", n, err)
+	}
+	if v, err := get.Result(); err != nil || v != "1" {
+		t.Fatalf("command queued after the script: %q, %v; want \"1\" from the second pipeline", v, err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/internal/redistest"
-	"github.com/redis-primitives/go/luascripts"
 	"github.com/redis-primitives/go/ratelimit"
 )
 
@@ -54,10 +53,11 @@ func TestSlidingLogUsesRedisClockWithoutPinning(t *testing.T) {
 	}
 	// The members are scored by the server's TIME, not by anything this
 	// process sent.
-	server, err := luascripts.ServerTime.Run(ctx, c, nil).Int64()
+	st, err := c.Time(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
+	server := st.UnixMilli()
 	members, err := c.ZRangeWithScores(ctx, s.Prefix()+"rl:{k}:"+"l2:300ms", 0, -1).Result()
 	if err != nil || len(members) != 2 {
 		t.Fatalf("log holds %v, %v; want 2 members", members, err)

@@ -11,13 +11,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/internal/redistest/naiveratelimit"
 	"github.com/redis-primitives/go/ratelimit"
-	"github.com/redis-primitives/go/ratelimit/naive"
 )
 
 // boundary sends ten requests against a limit of 5 per 1000 ms: five in the
 // last 52 ms of one fixed bucket and five in the first 52 ms of the next.
-// The clock is pinned (naive.FixedWindow.Now, ratelimit's test-clock
+// The clock is pinned (naiveratelimit.FixedWindow.Now, ratelimit's test-clock
 // option), so the requests land at those instants however slow the machine.
 func boundary(ctx context.Context, d *demo, row *Row, _ *Report) error {
 	const limit, window = 5, time.Second
@@ -34,7 +34,7 @@ func boundary(ctx context.Context, d *demo, row *Row, _ *Report) error {
 
 	var clock atomic.Int64 // the pinned time, in Unix nanoseconds
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
-	fixed := &naive.FixedWindow{Client: c, Limit: limit, Window: window, Now: now}
+	fixed := &naiveratelimit.FixedWindow{Client: c, Limit: limit, Window: window, Now: now}
 	lim, err := ratelimit.New(c, ratelimit.WithPrefix(d.prefix+"ratelimit:"), ratelimit.WithPinnedClockForTests(now))
 	if err != nil {
 		return err
@@ -126,7 +126,7 @@ func concurrency(ctx context.Context, d *demo, row *Row, _ *Report) error {
 		return err
 	}
 
-	sw := &naive.SlidingWindow{Client: c, Limit: limit, Window: window}
+	sw := &naiveratelimit.SlidingWindow{Client: c, Limit: limit, Window: window}
 	naiveKey := d.prefix + "naive-sliding:" + randomHex(4)
 	naiveAdmitted, err := together(ctx, callers, func(ctx context.Context) (bool, error) { return sw.Allow(ctx, naiveKey) })
 	if err != nil {

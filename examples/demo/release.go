@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis-primitives/go/internal/redistest/naivelock"
 	"github.com/redis-primitives/go/lock"
-	"github.com/redis-primitives/go/lock/naive"
 )
 
 // releaseAfterExpiry: the first worker's 50 ms lease expires while it
@@ -21,7 +21,7 @@ func releaseAfterExpiry(ctx context.Context, d *demo, row *Row, _ *Report) error
 	name := "account-42-" + randomHex(3)
 
 	// The naive lock.
-	n := naive.New(c, d.prefix+"naive-lock:")
+	n := naivelock.New(c, d.prefix+"naive-lock:")
 	if ok, err := n.Acquire(ctx, name, short); err != nil || !ok {
 		return fmt.Errorf("naive: first worker: %v, %w", ok, err)
 	}
