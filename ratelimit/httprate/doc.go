@@ -24,6 +24,27 @@
 //     bucket takes to refill (GCRA(1, time.Second, 20) advertises q=20;w=20,
 //     not its rate); t <= w. The sustained rate is q/w = n/per.
 //
+// Config's optional knobs:
+//
+//   - Skip: requests that are not limited (health checks, internal
+//     callers), served with no call to Redis.
+//   - Cost: how many requests one request counts for (a batch, its rows),
+//     admitted all or none.
+//   - Limited: writes the 429 response instead of the problem+json default.
+//   - LegacyHeaders: X-RateLimit-Limit, -Remaining and -Reset as well, for
+//     the clients and gateways that still read them.
+//   - OnDecision: told about every request that is not skipped, with its
+//     Outcome (allowed, rejected, failed open, failed closed, error), key,
+//     binding limit, remaining and latency, for metrics and traces.
+//   - Logger: a *slog.Logger for what an operator acts on (failing open or
+//     closed, a request that cannot be metered). Nothing is logged without
+//     one.
+//
+// Per-route policies are one Middleware per route, with keys that name the
+// route (see the per-route example): a limit's state is named after the key
+// and the limit's parameters, so routes that share a limit and a key share
+// its count.
+//
 // When Redis does not answer within Config.Timeout (default 100ms), the
 // middleware follows Config.Unavailable: FailOpen (the default) lets the
 // request through without rate-limit headers, FailClosed answers 503 with a

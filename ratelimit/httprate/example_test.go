@@ -1,9 +1,14 @@
 package httprate_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -93,4 +98,223 @@ func ExampleMiddleware_Handler() {
 	if m != nil {
 		http.Handle("/api/", m.Handler(http.NotFoundHandler()))
 	}
+}
+
+// show serves one request through h and prints its status and the headers
+// named.
+func show(h http.Handler, method, target string, header ...string) {
+	r := httptest.NewRequest(method, target, nil) // from 192.0.2.1
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	fmt.Print(method, " ", target, " ", w.Code)
+	for _, name := range header {
+		if v := w.Header().Get(name); v != "" {
+			fmt.Printf(" %s: %s", name, v)
+		}
+	}
+	fmt.Println()
+}
+
+var hello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "hello") })
+
+// Each route gets its own middleware and policy. The key names the route as
+// well as the client: a limit's state is named after the key and the
+// limit's parameters, not its name, so two routes with the same limit on a
+// bare client IP would share one count.
+func Example_perRoute() {
+	byIP, err := httprate.ClientIP()
+	if err != nil {
+		log.Fatal(err)
+	}
+	route := func(name string, policy ratelimit.Policy) func(http.Handler) http.Handler {
+		m, err := httprate.New(httprate.Config{
+			Limiter: limiter, // ratelimit.New(client)
+			Policy:  policy,
+			Key: func(r *http.Request) (string, error) {
+				ip, err := byIP(r)
+				return name + ":" + ip, err
+			},
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+		return m.Handler
+	}
+	search := route("search", ratelimit.Policy{ratelimit.SlidingLog(2, time.Minute).Named("search")})
+	upload := route("upload", ratelimit.Policy{
+		ratelimit.GCRA(1, time.Minute, 1).Named("upload"),
+		ratelimit.SlidingCounter(100, 24*time.Hour).Named("daily"),
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("GET /search", search(hello))
+	mux.Handle("POST /upload", upload(hello))
+	mux.Handle("GET /healthz", hello) // not limited
+
+	show(mux, "GET", "/search", "RateLimit")
+	show(mux, "GET", "/search", "RateLimit")
+	show(mux, "POST", "/upload", "RateLimit-Policy")
+	show(mux, "GET", "/search", "RateLimit")
+	show(mux, "POST", "/upload", "Retry-After")
+	show(mux, "GET", "/healthz", "RateLimit")
+	// Output:
+	// GET /search 200 RateLimit: "search";r=1;t=60
+	// GET /search 200 RateLimit: "search";r=0;t=60
+	// POST /upload 200 RateLimit-Policy: "upload";q=1;w=60, "daily";q=100;w=86400
+	// GET /search 429 RateLimit: "search";r=0;t=60
+	// POST /upload 429 Retry-After: 60
+	// GET /healthz 200
+}
+
+func ExampleConfig_skip() {
+	m, err := httprate.New(httprate.Config{
+		Limiter: limiter,
+		Policy:  ratelimit.Policy{ratelimit.SlidingLog(1, time.Minute)},
+		Key:     func(*http.Request) (string, error) { return "example-skip", nil },
+		// Probes and callers on the internal network are not limited.
+		Skip: func(r *http.Request) bool {
+			return r.URL.Path == "/healthz" || r.Header.Get("X-Internal-Caller") != ""
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := m.Handler(hello)
+	show(h, "GET", "/healthz")
+	show(h, "GET", "/healthz")
+	show(h, "GET", "/")
+	show(h, "GET", "/")
+	// Output:
+	// GET /healthz 200
+	// GET /healthz 200
+	// GET / 200
+	// GET / 429
+}
+
+func ExampleConfig_cost() {
+	m, err := httprate.New(httprate.Config{
+		Limiter: limiter,
+		Policy:  ratelimit.Policy{ratelimit.SlidingLog(100, time.Minute).Named("rows")},
+		Key:     func(*http.Request) (string, error) { return "example-cost", nil },
+		// A batch counts for its rows, all or none.
+		Cost: func(r *http.Request) (int, error) {
+			return strconv.Atoi(r.URL.Query().Get("rows"))
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := m.Handler(hello)
+	show(h, "POST", "/import?rows=60", "RateLimit")
+	show(h, "POST", "/import?rows=60", "RateLimit")
+	show(h, "POST", "/import?rows=40", "RateLimit")
+	// Output:
+	// POST /import?rows=60 200 RateLimit: "rows";r=40;t=60
+	// POST /import?rows=60 429 RateLimit: "rows";r=40;t=60
+	// POST /import?rows=40 200 RateLimit: "rows";r=0;t=60
+}
+
+func ExampleConfig_limited() {
+	m, err := httprate.New(httprate.Config{
+		Limiter: limiter,
+		Policy:  ratelimit.Policy{ratelimit.SlidingLog(1, time.Minute).Named("api")},
+		Key:     func(*http.Request) (string, error) { return "example-limited", nil },
+		// The API's own error format instead of problem+json.
+		Limited: func(w http.ResponseWriter, r *http.Request, res ratelimit.Result) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprintf(w, `{"error":"rate_limited","limit":%q}`+"\n", res.Limit.Name())
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := m.Handler(hello)
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	fmt.Print(w.Code, " Retry-After: ", w.Header().Get("Retry-After"), " ", w.Body.String())
+	// Output: 429 Retry-After: 60 {"error":"rate_limited","limit":"api"}
+}
+
+func ExampleLegacyHeaders() {
+	m, err := httprate.New(httprate.Config{
+		Limiter:       limiter,
+		Policy:        ratelimit.Policy{ratelimit.GCRA(10, time.Second, 50)},
+		Key:           func(*http.Request) (string, error) { return "example-legacy", nil },
+		LegacyHeaders: httprate.LegacyResetSeconds,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	show(m.Handler(hello), "GET", "/", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+	// Output: GET / 200 X-RateLimit-Limit: 50 X-RateLimit-Remaining: 49 X-RateLimit-Reset: 1
+}
+
+func ExampleDecision() {
+	m, err := httprate.New(httprate.Config{
+		Limiter: limiter,
+		Policy: ratelimit.Policy{
+			ratelimit.SlidingLog(2, time.Minute).Named("minute"),
+			ratelimit.SlidingCounter(1000, 24*time.Hour).Named("day"),
+		},
+		Key: func(*http.Request) (string, error) { return "example-decision", nil },
+		// Metrics, traces or audit logs: every decision with its facts.
+		OnDecision: func(r *http.Request, d httprate.Decision) {
+			fmt.Printf("%s key=%s limit=%s remaining=%d measured=%t\n",
+				d.Outcome, d.Key, d.Result.Limit.Name(), d.Result.Remaining, d.Latency > 0)
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := m.Handler(hello)
+	for range 3 {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	}
+	// Output:
+	// allowed key=example-decision limit=minute remaining=1 measured=true
+	// allowed key=example-decision limit=minute remaining=0 measured=true
+	// rejected key=example-decision limit=minute remaining=0 measured=true
+}
+
+func ExampleOutcome_String() {
+	for _, o := range []httprate.Outcome{httprate.OutcomeAllowed, httprate.OutcomeRejected,
+		httprate.OutcomeFailedOpen, httprate.OutcomeFailedClosed, httprate.OutcomeError} {
+		fmt.Println(o)
+	}
+	// Output:
+	// allowed
+	// rejected
+	// failed_open
+	// failed_closed
+	// error
+}
+
+// With a Logger, an operator sees the limiter failing open or closed (and
+// requests that could not be metered); nothing is logged without one.
+func ExampleConfig_logger() {
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		// Stable output for this example: no time, no error text.
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "error" || a.Key == "latency" {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	m, err := httprate.New(httprate.Config{
+		Limiter: limiter,
+		Policy:  ratelimit.Policy{ratelimit.SlidingLog(1, time.Minute)},
+		// A key function that fails: the request cannot be metered.
+		Key:    func(*http.Request) (string, error) { return "", errors.New("no API key") },
+		Logger: logger,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	show(m.Handler(hello), "GET", "/")
+	// Output:
+	// level=ERROR msg="httprate: request could not be metered, refused with 500" outcome=error method=GET path=/
+	// GET / 500
 }

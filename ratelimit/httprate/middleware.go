@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"math/big"
+	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis-primitives/go/ratelimit"
@@ -31,24 +29,58 @@ const (
 // ErrInvalidConfig is returned by New for a Config that cannot work.
 var ErrInvalidConfig = errors.New("httprate: invalid config")
 
-// Config configures the middleware. Limiter, Policy and Key are required.
+// Config configures the middleware. Limiter, Policy and Key are required;
+// every other field has a working zero value.
 type Config struct {
 	Limiter *ratelimit.Limiter
 	// Policy is checked for every request; limit names become the policy
-	// identifiers in the headers.
+	// identifiers in the headers. A limit's state is named after the key and
+	// the limit's parameters, not its name: two middlewares (two routes)
+	// whose policies share a limit share its count for a key unless their
+	// Key functions tell the routes apart (see the per-route example).
 	Policy ratelimit.Policy
 	// Key maps a request to the key it is limited by, such as a client IP
 	// (see ClientIP), an API key or a user id. An error answers 500.
 	Key func(*http.Request) (string, error)
+	// Cost, if set, says how many requests one request counts for, such as
+	// the rows of a batch: it is admitted for all of them or refused
+	// (Limiter.AllowN). Nil counts 1. An error, a cost below 1, or one above
+	// what a limit can ever admit at once (its Burst) answers 500: refuse
+	// such requests in Cost's caller or clamp the cost.
+	Cost func(*http.Request) (int, error)
+	// Skip, if set, exempts the requests it returns true for (health
+	// checks, internal callers): they are served with no call to Redis, no
+	// rate-limit headers and no report to OnDecision.
+	Skip func(*http.Request) bool
+	// Limited, if set, writes the response to a rejected request instead of
+	// the default 429 application/problem+json body. The rate-limit headers
+	// and Retry-After are already set on w when it runs; it writes the
+	// status (429 unless it knows better) and the body. res is the
+	// limiter's answer: res.Limit is the limit that bound.
+	Limited func(w http.ResponseWriter, r *http.Request, res ratelimit.Result)
+	// LegacyHeaders adds the X-RateLimit-Limit, -Remaining and -Reset
+	// headers to every decided response. The zero value, NoLegacyHeaders,
+	// sends only the RateLimit-Policy and RateLimit fields.
+	LegacyHeaders LegacyHeaders
 	// Timeout bounds the Redis call of one decision. Zero means
 	// DefaultTimeout.
 	Timeout time.Duration
 	// Unavailable is the policy when Redis fails or times out. The zero
 	// value is FailOpen.
 	Unavailable Unavailable
-	// OnError, if set, is told about every failure to decide (store errors
-	// and key errors), for logging.
+	// OnError, if set, is told about every failure to decide (store errors,
+	// key and cost errors). OnDecision is told about them too.
 	OnError func(*http.Request, error)
+	// OnDecision, if set, is told about every request that is not skipped,
+	// before its response is written: allowed, rejected, served unmetered
+	// (failed open), refused with 503 (failed closed) or refused with 500
+	// (not metered). It runs on the request's goroutine: keep it short.
+	OnDecision func(*http.Request, Decision)
+	// Logger, if set, receives a record for each request served unmetered
+	// or refused with 503 (level Warn) and each that could not be metered
+	// (level Error). Rejections are not logged: they are the limiter
+	// working. Nil logs nothing.
+	Logger *slog.Logger
 }
 
 // Middleware rate-limits the handlers it wraps.
@@ -70,6 +102,8 @@ func New(cfg Config) (*Middleware, error) {
 		return nil, fmt.Errorf("%w: negative Timeout", ErrInvalidConfig)
 	case cfg.Unavailable != FailOpen && cfg.Unavailable != FailClosed:
 		return nil, fmt.Errorf("%w: Unavailable %d", ErrInvalidConfig, cfg.Unavailable)
+	case cfg.LegacyHeaders < NoLegacyHeaders || cfg.LegacyHeaders > LegacyResetUnix:
+		return nil, fmt.Errorf("%w: LegacyHeaders %d", ErrInvalidConfig, cfg.LegacyHeaders)
 	}
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
@@ -83,43 +117,84 @@ func New(cfg Config) (*Middleware, error) {
 // Handler wraps next.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, err := m.cfg.Key(r)
-		if err != nil {
-			m.report(r, err)
-			problem(w, http.StatusInternalServerError, "Internal Server Error", "the request could not be mapped to a rate-limit key")
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), m.cfg.Timeout)
-		res, err := m.cfg.Limiter.Allow(ctx, key, m.cfg.Policy)
-		cancel()
-		if err != nil {
-			m.report(r, err)
-			if refused(err) {
-				// Not an outage: the request itself cannot be metered (an
-				// empty key). Serving it would let a client opt out of the
-				// limit by sending what maps to no key.
-				problem(w, http.StatusInternalServerError, "Internal Server Error", "the request could not be mapped to a rate-limit key")
-				return
-			}
-			if m.cfg.Unavailable == FailClosed {
-				w.Header().Set("Retry-After", "1")
-				problem(w, http.StatusServiceUnavailable, "Service Unavailable", "the rate limiter cannot decide right now")
-				return
-			}
+		if m.cfg.Skip != nil && m.cfg.Skip(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		h := w.Header()
-		h.Set("RateLimit-Policy", m.policy)
-		h.Set("RateLimit", Field(res))
-		if !res.Allowed {
-			h.Set("Retry-After", strconv.FormatInt(seconds(res.RetryAfter), 10))
+		d := m.decide(r)
+		m.observe(r, &d)
+		switch d.Outcome {
+		case OutcomeError:
+			problem(w, http.StatusInternalServerError, "Internal Server Error", "the request could not be metered")
+		case OutcomeFailedClosed:
+			w.Header().Set("Retry-After", "1")
+			problem(w, http.StatusServiceUnavailable, "Service Unavailable", "the rate limiter cannot decide right now")
+		case OutcomeFailedOpen:
+			next.ServeHTTP(w, r)
+		case OutcomeAllowed:
+			m.setFields(w.Header(), d.Result)
+			next.ServeHTTP(w, r)
+		case OutcomeRejected:
+			h := w.Header()
+			m.setFields(h, d.Result)
+			h.Set("Retry-After", strconv.FormatInt(seconds(d.Result.RetryAfter), 10))
+			if m.cfg.Limited != nil {
+				m.cfg.Limited(w, r, d.Result)
+				return
+			}
 			problem(w, http.StatusTooManyRequests, "Too Many Requests",
-				fmt.Sprintf("rate limit %q exceeded; retry after %v", res.Limit.Name(), res.RetryAfter))
-			return
+				fmt.Sprintf("rate limit %q exceeded; retry after %v", d.Result.Limit.Name(), d.Result.RetryAfter))
 		}
-		next.ServeHTTP(w, r)
 	})
+}
+
+// decide asks the limiter about r.
+func (m *Middleware) decide(r *http.Request) Decision {
+	key, err := m.cfg.Key(r)
+	if err != nil {
+		return Decision{Outcome: OutcomeError, Err: err}
+	}
+	cost := 1
+	if m.cfg.Cost != nil {
+		if cost, err = m.cfg.Cost(r); err != nil {
+			return Decision{Outcome: OutcomeError, Key: key, Err: err}
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), m.cfg.Timeout)
+	start := time.Now()
+	var res ratelimit.Result
+	if m.cfg.Cost == nil {
+		res, err = m.cfg.Limiter.Allow(ctx, key, m.cfg.Policy)
+	} else {
+		res, err = m.cfg.Limiter.AllowN(ctx, key, m.cfg.Policy, cost)
+	}
+	d := Decision{Key: key, Cost: cost, Latency: time.Since(start), Err: err}
+	cancel()
+	switch {
+	case err == nil && res.Allowed:
+		d.Outcome, d.Result = OutcomeAllowed, res
+	case err == nil:
+		d.Outcome, d.Result = OutcomeRejected, res
+	case refused(err):
+		// Not an outage: the request itself cannot be metered (an empty
+		// key, a cost no limit can admit). Serving it would let a client
+		// opt out of the limit by sending what maps to no key.
+		d.Outcome = OutcomeError
+	case m.cfg.Unavailable == FailClosed:
+		d.Outcome = OutcomeFailedClosed
+	default:
+		d.Outcome = OutcomeFailedOpen
+	}
+	return d
+}
+
+// setFields sets the rate-limit headers of a decided request.
+func (m *Middleware) setFields(h http.Header, res ratelimit.Result) {
+	h.Set("RateLimit-Policy", m.policy)
+	h.Set("RateLimit", Field(res))
+	if m.cfg.LegacyHeaders != NoLegacyHeaders {
+		setLegacy(h, m.cfg.LegacyHeaders, res, time.Now())
+	}
 }
 
 // refused reports whether the limiter rejected its input, as opposed to
@@ -127,92 +202,6 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 func refused(err error) bool {
 	return errors.Is(err, ratelimit.ErrInvalidKey) || errors.Is(err, ratelimit.ErrInvalidN) ||
 		errors.Is(err, ratelimit.ErrInvalidLimit)
-}
-
-func (m *Middleware) report(r *http.Request, err error) {
-	if m.cfg.OnError != nil {
-		m.cfg.OnError(r, err)
-	}
-}
-
-// PolicyField formats the RateLimit-Policy field for p: one item per limit,
-// named by Limit.Name, with q, its quota, and w, its window in seconds (left
-// out when it is not a whole number of seconds, since w is an integer). The
-// package documentation gives q and w for each algorithm.
-func PolicyField(p ratelimit.Policy) string {
-	items := make([]string, len(p))
-	for i, l := range p {
-		q, w := quota(l)
-		item := quote(l.Name()) + ";q=" + strconv.Itoa(q)
-		if w%time.Second == 0 {
-			item += ";w=" + strconv.FormatInt(int64(w/time.Second), 10)
-		}
-		items[i] = item
-	}
-	return strings.Join(items, ", ")
-}
-
-// quota returns the q and w that the RateLimit field's r and t count
-// against: the most l admits at once, and how long l takes to go from none
-// remaining back to q. For the log and the counter that is N per Window;
-// GCRA admits its burst at once and earns it back in burst periods of
-// Window/N, so q is the burst and w is burst·Window/N, rounded up to the
-// nanosecond (so that w is whole seconds only when it is exactly).
-func quota(l ratelimit.Limit) (q int, w time.Duration) {
-	if l.Algorithm() != ratelimit.AlgorithmGCRA {
-		return l.N(), l.Window()
-	}
-	// burst·Window can pass 2^63 ns; the quotient, at most the key's TTL,
-	// cannot.
-	var x, rem big.Int
-	x.Mul(big.NewInt(int64(l.Window())), big.NewInt(int64(l.Burst())))
-	x.QuoRem(&x, big.NewInt(int64(l.N())), &rem)
-	w = time.Duration(x.Int64())
-	if rem.Sign() != 0 {
-		w++
-	}
-	return l.Burst(), w
-}
-
-// Field formats the RateLimit field for a decision: for each limit, r (the
-// requests remaining) and t (seconds until it is full again, rounded up).
-func Field(res ratelimit.Result) string {
-	each := res.Each
-	if len(each) == 0 {
-		each = []ratelimit.Result{res}
-	}
-	items := make([]string, len(each))
-	for i, e := range each {
-		items[i] = quote(e.Limit.Name()) + ";r=" + strconv.Itoa(e.Remaining) + ";t=" + strconv.FormatInt(seconds(e.ResetAfter), 10)
-	}
-	return strings.Join(items, ", ")
-}
-
-// seconds rounds d up to whole seconds: a client told to wait must not come
-// back early.
-func seconds(d time.Duration) int64 {
-	return int64(math.Ceil(d.Seconds()))
-}
-
-// quote writes s as a structured-field String: printable ASCII, with '"'
-// and '\' escaped; other bytes are replaced by '?'.
-func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c > 0x7e:
-			b.WriteByte('?')
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // problem writes an RFC 9457 problem details body.

@@ -18,8 +18,6 @@ import (
 	"github.com/redis-primitives/go/ratelimit/httprate"
 )
 
-func TestMain(m *testing.M) { redistest.VerifyMain(m) }
-
 type served struct {
 	srv   *httptest.Server
 	calls atomic.Int64
