@@ -32,6 +32,24 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	}
 }
 
+// The same with counter-only tokens (INCR), for the cost of the default's
+// TIME and INCRBY.
+func BenchmarkAcquireReleaseCounterTokens(b *testing.B) {
+	s := redistest.Start(b)
+	l := newLocker(b, s, lock.WithCounterTokens())
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		lease, err := l.Acquire(ctx, "bench", time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ok, err := l.Release(ctx, lease); err != nil || !ok {
+			b.Fatal(ok, err)
+		}
+	}
+}
+
 // Many goroutines, each on a name of its own, sharing one client.
 func BenchmarkAcquireReleaseParallel(b *testing.B) {
 	s := redistest.Start(b)

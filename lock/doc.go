@@ -2,23 +2,32 @@
 // fencing tokens.
 //
 // Acquire takes a name for a TTL in one atomic script and returns a Lease
-// whose Token comes from the name's counter (INCR): larger than every token
-// issued for that name before. Release and Extend act only on a lease that
+// whose Token is max(counter + 1, the server's time in µs), a hybrid
+// logical clock kept in the name's counter: larger than every token issued
+// for that name before, and still larger after the counter is lost, as long
+// as the bound below holds. WithCounterTokens makes tokens counter + 1 only. Release and Extend act only on a lease that
 // still holds the lock (compare-and-delete, compare-and-expire), so a holder
 // whose lease expired never deletes, prolongs or resurrects the next
 // holder's. WithLock runs a function under the lock and renews it; a Keeper
 // does the renewing for longer-lived holders; AcquireWait waits for a
 // release, woken by a notification the release script publishes.
 //
-// Acquire is one round trip: it sets the lock (SET NX PX) and INCRs the
-// counter, or, when the name is held, answers with the holder's token,
-// owner and remaining TTL. Release and Extend are one round trip each.
+// Acquire is one round trip: it advances the counter and sets the lock
+// (SET PX), or, when the name is held, answers with the holder's token,
+// owner and remaining TTL. A failed acquire writes no lock. Release and Extend are one round trip each.
 //
 // # What is guaranteed
 //
 //   - At most one live lease per name on the server, and tokens that strictly
 //     increase across every acquisition of a name, for as long as the
 //     counter key survives.
+//   - With the default tokens, also across a loss of the counter (FLUSHALL,
+//     eviction, a restart without persistence, a failover to a replica that
+//     missed the last acquisitions), provided the new server's clock is
+//     behind the old one's by less than the time between the last
+//     acquisition on the old server and the first on the new one (a
+//     failover takes seconds; NTP keeps clocks within milliseconds).
+//     CheckReplicaClocks reports replicas whose clocks are further off.
 //   - A lost lease is reported: Release returns false, Extend ErrNotHeld,
 //     WithLock ErrLeaseLost, and the context WithLock and Keeper hand out is
 //     cancelled once the lease's local deadline passes without a renewal:
@@ -33,13 +42,15 @@
 //     resource refuse the stale holder's writes, and only if the resource
 //     checks it (package fence). Fencing orders writes; a stale holder that
 //     writes before the new one has written anything is not refused.
-//   - Survival of a failover. Replication is asynchronous: a promoted replica
-//     may lack the lock and have an older counter, and then reissues tokens.
-//     WithReplicas narrows that window; it does not close it. This is not
-//     Redlock and not consensus.
-//   - Survival of the counter. It has no TTL by design; eviction (an
-//     allkeys-* maxmemory-policy), FLUSHALL or a restart without persistence
-//     lose it and tokens restart at 1. Preflight reports such a server.
+//   - Survival of the lock across a failover. Replication is asynchronous: a
+//     promoted replica may lack the lock, and a second holder then acquires
+//     while the first still runs; the token fences the older one out once
+//     the newer one writes. WithReplicas narrows that window; it does not
+//     close it. This is not Redlock and not consensus.
+//   - Tokens that survive a clock skew larger than that gap, or any loss of
+//     the counter with WithCounterTokens: then tokens restart lower (at 1
+//     for counter tokens) and a token already handed out is handed out
+//     again. Preflight reports a server that can lose the counter.
 //   - Expiry on your clock. The server's clock times the TTL; a step of the
 //     Redis host's clock shortens or lengthens every live lease.
 //
@@ -49,7 +60,8 @@
 // holding "<id> <owner>" (a random id per acquisition, which Release and
 // Extend compare, and the Locker's owner label) with a PX expiry; the
 // counter is the integer P{N}:token, which while the lock is held is the
-// holder's token. An AcquireWait caller that finds the lock held puts a "*"
+// holder's token (a µs timestamp or above by default, a small integer with
+// WithCounterTokens). An AcquireWait caller that finds the lock held puts a "*"
 // in front of the value, and only a release of a lock so marked is
 // published, on the channel P{N}:released: a release nobody waits for costs
 // no PUBLISH. Both keys carry the hash tag {N}, so each script touches one

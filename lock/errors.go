@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -44,6 +45,10 @@ var (
 	// lock in time. Acquire has tried to release the lock; if that failed
 	// too, the error says so and the lock expires with its TTL.
 	ErrNotReplicated = errors.New("lock: not acknowledged by enough replicas")
+	// ErrRedisTooOld is matched by the error of a call that a server older
+	// than 7.0 refused (EVALSHA_RO, script flags): lock needs Redis 7.0 or
+	// later. Preflight reports the server's version before any call.
+	ErrRedisTooOld = errors.New("lock: needs Redis 7.0 or later")
 )
 
 // HeldError is the error Acquire returns when the name is held. It carries
@@ -68,8 +73,24 @@ func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 // error when the context ended: go-redis reports a context deadline as an
 // I/O timeout, which errors.Is(err, context.DeadlineExceeded) would miss.
 func wrap(ctx context.Context, op, name string, err error) error {
+	if tooOld(err) {
+		err = fmt.Errorf("%w: %w", ErrRedisTooOld, err)
+	}
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("lock: %s %q: %w (%w)", op, name, err, cerr)
 	}
 	return fmt.Errorf("lock: %s %q: %w", op, name, err)
+}
+
+// tooOld reports whether err is how a Redis older than 7.0 refuses what
+// lock sends it: the _RO script commands are unknown there, and so is the
+// shebang line that carries a script's flags.
+func tooOld(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "unknown command 'evalsha_ro'") ||
+		strings.Contains(msg, "unknown command 'eval_ro'") ||
+		strings.Contains(msg, "unexpected symbol near '#'")
 }

@@ -192,3 +192,19 @@ func ExampleHeldError() {
 	// retry in 1.5s
 	// lock: held by another owner: "job" (token 41, owner "node-a", expires in 1.5s)
 }
+
+// An operator clears a lock whose holder is stuck. The holder is not
+// stopped: its token keeps its writes out once the next holder writes.
+func ExampleLocker_ForceRelease() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	locker, err := lock.New(rdb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	deleted, err := locker.ForceRelease(context.Background(), "nightly-report")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("lock deleted:", deleted)
+}

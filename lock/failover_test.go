@@ -17,7 +17,7 @@ func TestFailoverToALaggingReplicaLosesTheLockAndReissuesItsToken(t *testing.T) 
 	primary := redistest.Start(t, redistest.Own())
 	replica := primary.StartReplica(t)
 	ctx := context.Background()
-	a := newLocker(t, primary, lock.WithOwner("a"))
+	a := newLocker(t, primary, lock.WithCounterTokens(), lock.WithOwner("a"))
 
 	// Token 1 reaches the replica (WAIT), then is released.
 	first := mustAcquire(t, a, "job", 10*time.Second)
@@ -42,7 +42,7 @@ func TestFailoverToALaggingReplicaLosesTheLockAndReissuesItsToken(t *testing.T) 
 
 	primary.Kill(t)
 	replica.Promote(t)
-	b := newLocker(t, replica, lock.WithOwner("b"))
+	b := newLocker(t, replica, lock.WithCounterTokens(), lock.WithOwner("b"))
 	second, err := b.Acquire(ctx, "job", 10*time.Second)
 	if err != nil {
 		t.Fatalf("after failover, a's live lease should be gone: %v", err)

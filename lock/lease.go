@@ -10,9 +10,10 @@ import "time"
 type Lease struct {
 	// Name is the lock's name.
 	Name string
-	// Token is the fencing token: the name's counter after INCR. It grows
-	// with every acquisition of the name, for as long as the counter key
-	// survives (see the package doc).
+	// Token is the fencing token: max(counter + 1, the server's time in
+	// µs), or counter + 1 with WithCounterTokens. It grows with every
+	// acquisition of the name (see the package doc for the bound). It stays
+	// below 2^53, which fence and pgfence accept, until the 23rd century.
 	Token int64
 	// TTL is the lease's time to live, as sent to Redis (whole milliseconds).
 	TTL time.Duration

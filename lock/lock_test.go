@@ -16,8 +16,8 @@ import (
 
 func TestSecondAcquireIsRefusedWhileLeaseIsLive(t *testing.T) {
 	s := redistest.Start(t)
-	a := newLocker(t, s, lock.WithOwner("node-a"))
-	b := newLocker(t, s, lock.WithOwner("node-b"))
+	a := newLocker(t, s, lock.WithCounterTokens(), lock.WithOwner("node-a"))
+	b := newLocker(t, s, lock.WithCounterTokens(), lock.WithOwner("node-b"))
 	ctx := context.Background()
 
 	first := mustAcquire(t, a, "job", 5*time.Second)
@@ -116,7 +116,7 @@ func concurrentRounds(t *testing.T, lockers []*lock.Locker) {
 func TestConcurrentAcquiresOnOneClientHaveExactlyOneWinnerPerRound(t *testing.T) {
 	s := redistest.Start(t)
 	c := client(t, s, func(o *redis.Options) { o.PoolSize = 40 })
-	l := newLockerOn(t, s, c)
+	l := newLockerOn(t, s, c, lock.WithCounterTokens()) // the last check counts tokens
 	lockers := make([]*lock.Locker, 40)
 	for i := range lockers {
 		lockers[i] = l
@@ -128,7 +128,7 @@ func TestConcurrentAcquiresOnSeparateClientsHaveExactlyOneWinnerPerRound(t *test
 	s := redistest.Start(t)
 	lockers := make([]*lock.Locker, 40)
 	for i := range lockers {
-		lockers[i] = newLocker(t, s)
+		lockers[i] = newLocker(t, s, lock.WithCounterTokens()) // the last check counts tokens
 	}
 	concurrentRounds(t, lockers)
 }

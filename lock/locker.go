@@ -12,14 +12,16 @@ import (
 
 // Client is the part of a go-redis client a Locker uses: scripts
 // (redis.Scripter), plus SUBSCRIBE for AcquireWait, a pipeline for the WAIT
-// of WithReplicas (it must share the acquire's connection) and CONFIG GET
-// for Preflight. *redis.Client, *redis.ClusterClient, *redis.Ring and
+// of WithReplicas (it must share the acquire's connection), and CONFIG
+// GET, INFO and TIME for Preflight and CheckReplicaClocks. *redis.Client, *redis.ClusterClient, *redis.Ring and
 // redis.UniversalClient satisfy it.
 type Client interface {
 	redis.Scripter
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 	Pipeline() redis.Pipeliner
 	ConfigGet(ctx context.Context, parameter string) *redis.MapStringStringCmd
+	Info(ctx context.Context, section ...string) *redis.StringCmd
+	Time(ctx context.Context) *redis.TimeCmd
 }
 
 // Locker takes and manages locks on one Redis server, under the key layout

@@ -22,6 +22,9 @@ type config struct {
 	renew     float64
 
 	waitMin, waitMax time.Duration
+
+	counterTokens bool             // WithCounterTokens
+	serverTime    func() time.Time // WithServerTimeForTests
 }
 
 func defaults() config {
@@ -127,6 +130,51 @@ func WithWaitBackoff(min, max time.Duration) Option {
 		c.waitMin, c.waitMax = min, max
 		return nil
 	}
+}
+
+// WithCounterTokens makes tokens counter-only: each is the name's counter
+// plus one (1, 2, 3, …), small and dense, as before hybrid tokens became the
+// default. Such tokens go backwards when the counter is lost (a failover to
+// a replica that missed the last acquisitions, a restart without
+// persistence, FLUSHALL, eviction): a token already handed out is handed out
+// again. The default, max(counter + 1, the server's time in µs), does not;
+// see the package doc and docs/decisions/0007-hybrid-logical-clock-tokens.md.
+func WithCounterTokens() Option {
+	return func(c *config) error {
+		if c.serverTime != nil {
+			return invalid("WithCounterTokens and WithServerTimeForTests exclude each other")
+		}
+		c.counterTokens = true
+		return nil
+	}
+}
+
+// WithServerTimeForTests makes every acquire use now(), in place of the
+// server's clock (TIME), as the clock part of its token, so a test can
+// simulate servers whose clocks are skewed. Lease expiry still follows the
+// server's clock. Never use it outside tests.
+func WithServerTimeForTests(now func() time.Time) Option {
+	return func(c *config) error {
+		if now == nil {
+			return invalid("nil clock")
+		}
+		if c.counterTokens {
+			return invalid("WithCounterTokens and WithServerTimeForTests exclude each other")
+		}
+		c.serverTime = now
+		return nil
+	}
+}
+
+// tokenClock returns acquire.lua's ARGV[3]: how the token is issued.
+func (c *config) tokenClock() any {
+	switch {
+	case c.counterTokens:
+		return ""
+	case c.serverTime != nil:
+		return c.serverTime().UnixMicro()
+	}
+	return "t"
 }
 
 // marginFor returns the safety margin for a lease of ttl.

@@ -2,12 +2,27 @@ package lock
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/redis-primitives/go/luascripts"
 )
+
+//go:embed aclcheck.lua
+var aclCheckSource string
+
+var aclCheckScript = luascripts.NewReadOnly("lock/aclcheck.lua", aclCheckSource)
 
 // Report is what Preflight found in the server's configuration.
 type Report struct {
+	// Version is the server's redis_version (INFO server).
+	Version string
+	// Refused lists the commands lock needs that the client's ACL user may
+	// not run on this Locker's keys and channels (a name "preflight" under
+	// the prefix stands for every name).
+	Refused []string
 	// MaxMemoryPolicy is the server's maxmemory-policy.
 	MaxMemoryPolicy string
 	// AppendOnly reports whether the append-only file is on.
@@ -22,8 +37,11 @@ type Report struct {
 // OK reports whether Preflight found no problem.
 func (r Report) OK() bool { return len(r.Problems) == 0 }
 
-// Preflight reads the server's configuration (CONFIG GET) and reports what
-// could make it lose a fencing counter: an allkeys-* maxmemory-policy, which
+// Preflight reads the server's version (INFO), whether the client's ACL
+// user may run every command lock needs (a script asks redis.acl_check_cmd;
+// nothing is written), and the configuration (CONFIG GET), and reports in
+// Problems a server older than 7.0, any refused command, and what could
+// make it lose a fencing counter: an allkeys-* maxmemory-policy, which
 // may evict the counter (the volatile-* policies evict only keys with a TTL,
 // and the counter has none), or no persistence, which loses every counter
 // on a restart. RDB snapshots alone still lose the counters' increments
@@ -34,6 +52,24 @@ func (r Report) OK() bool { return len(r.Problems) == 0 }
 // error; check their settings by hand.
 func (l *Locker) Preflight(ctx context.Context) (Report, error) {
 	var r Report
+	info, err := l.client.Info(ctx, "server").Result()
+	if err != nil {
+		return r, wrap(ctx, "preflight", "INFO", err)
+	}
+	r.Version = infoField(info, "redis_version")
+	if major, _, _ := strings.Cut(r.Version, "."); atoi(major) < 7 {
+		r.Problems = append(r.Problems, fmt.Sprintf("Redis %s: %v", r.Version, ErrRedisTooOld))
+		return r, nil
+	}
+	key := l.cfg.lockKey("preflight")
+	refused, err := aclCheckScript.Run(ctx, l.client, []string{key, counterKey(key)}, key+channelSuffix).StringSlice()
+	if err != nil {
+		return r, wrap(ctx, "preflight", "ACL", err)
+	}
+	r.Refused = refused
+	if len(refused) > 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run %s on %s*", strings.Join(refused, ", "), l.cfg.prefix))
+	}
 	cfg := map[string]string{}
 	for _, p := range []string{"maxmemory-policy", "appendonly", "save"} {
 		m, err := l.client.ConfigGet(ctx, p).Result()
@@ -63,4 +99,19 @@ func (l *Locker) Preflight(ctx context.Context) (Report, error) {
 			"RDB snapshots only (save %q): a restart loses the tokens issued since the last snapshot; enable appendonly", r.Save))
 	}
 	return r, nil
+}
+
+// infoField returns the value of field in an INFO reply.
+func infoField(info, field string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

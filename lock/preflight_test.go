@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -57,5 +59,26 @@ func TestPreflightPassesWithAppendOnlyAndNoEviction(t *testing.T) {
 	}
 	if !r.OK() || !r.AppendOnly || r.MaxMemoryPolicy != "noeviction" {
 		t.Fatalf("report %+v, want no problem", r)
+	}
+}
+
+func TestPreflightReportsTheVersionAndEveryCommandTheACLUserMayNotRun(t *testing.T) {
+	s := redistest.Start(t, redistest.Own(), redistest.Args("--appendonly", "yes"))
+	ctx := context.Background()
+	r, err := newLocker(t, s).Preflight(ctx)
+	if err != nil || !r.OK() || !strings.HasPrefix(r.Version, "7") && !strings.HasPrefix(r.Version, "8") || len(r.Refused) != 0 {
+		t.Fatalf("default user: %+v, %v; want a 7.x+ version and nothing refused", r, err)
+	}
+	if err := s.Client(t).Do(ctx, "ACL", "SETUSER", "nopub", "on", ">pw", "~*", "&*", "+@all", "-publish", "-incrby").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := client(t, s, func(o *redis.Options) { o.Username, o.Password = "nopub", "pw" })
+	r, err = newLockerOn(t, s, c).Preflight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report: %+v", r)
+	if len(r.Refused) != 2 || !strings.HasPrefix(r.Refused[0], "INCRBY") || !strings.HasPrefix(r.Refused[1], "PUBLISH") || r.OK() {
+		t.Fatalf("refused %q, want INCRBY and PUBLISH", r.Refused)
 	}
 }

@@ -81,7 +81,7 @@ func TestReplicaWaitFailsClosedWhenTheReplicaIsFrozen(t *testing.T) {
 func TestReplicaWaitAcquireFallsBackToEvalAfterScriptFlush(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
 	s.StartReplica(t)
-	l := newLocker(t, s, lock.WithReplicas(1, time.Second, true))
+	l := newLocker(t, s, lock.WithCounterTokens(), lock.WithReplicas(1, time.Second, true))
 	if err := s.Client(t).ScriptFlush(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // scripts is every script of this package.
-var scripts = []*luascripts.Script{acquireScript, releaseScript, extendScript, holderScript}
+var scripts = []*luascripts.Script{acquireScript, releaseScript, extendScript, holderScript, forceReleaseScript, aclCheckScript}
 
 func TestEveryScriptOfThePackageCompilesOnARealServer(t *testing.T) {
 	s := redistest.Start(t)

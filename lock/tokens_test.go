@@ -67,7 +67,7 @@ func mustRelease(t *testing.T, l *lock.Locker, lease *lock.Lease, name string) i
 // resource can no longer tell the two holders apart.
 func TestLosingTheCounterKeyReissuesATokenAlreadyHandedOut(t *testing.T) {
 	s := redistest.Start(t)
-	l := newLocker(t, s)
+	l := newLocker(t, s, lock.WithCounterTokens())
 	ctx := context.Background()
 
 	first := mustAcquire(t, l, "job", time.Second)
@@ -86,7 +86,7 @@ func TestLosingTheCounterKeyReissuesATokenAlreadyHandedOut(t *testing.T) {
 
 func TestAcquireFailsPromptlyWhenRedisIsKilledAndWorksAfterRestart(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
-	l := newLocker(t, s)
+	l := newLocker(t, s, lock.WithCounterTokens())
 	lease := mustAcquire(t, l, "job", time.Minute)
 	if lease.Token != 1 {
 		t.Fatalf("token %d", lease.Token)

@@ -49,10 +49,10 @@ func scriptCalls(t testing.TB, c *redis.Client) int {
 func TestAcquireWaitWakesWithinMillisecondsOfARelease(t *testing.T) {
 	s := redistest.Start(t, redistest.Own()) // commandstats must count only this test
 	raw := s.Client(t)
-	holder := newLocker(t, s)
+	holder := newLocker(t, s, lock.WithCounterTokens())
 	// A fallback this slow cannot be what wakes the waiter: only the release
 	// notification can, and the holder's 30s lease is nowhere near expiry.
-	waiter := newLocker(t, s, lock.WithWaitBackoff(10*time.Second, 10*time.Second))
+	waiter := newLocker(t, s, lock.WithCounterTokens(), lock.WithWaitBackoff(10*time.Second, 10*time.Second))
 
 	const rounds = 20
 	var latencies []time.Duration
@@ -106,8 +106,8 @@ func TestAcquireWaitWakesWithinMillisecondsOfARelease(t *testing.T) {
 
 func TestAcquireWaitAcquiresWhenACrashedHoldersLeaseExpires(t *testing.T) {
 	s := redistest.Start(t)
-	holder := newLocker(t, s)
-	waiter := newLocker(t, s, lock.WithWaitBackoff(10*time.Second, 10*time.Second))
+	holder := newLocker(t, s, lock.WithCounterTokens())
+	waiter := newLocker(t, s, lock.WithCounterTokens(), lock.WithWaitBackoff(10*time.Second, 10*time.Second))
 	const ttl = 300 * time.Millisecond
 	crashed := mustAcquire(t, holder, "job", ttl) // never released
 	got, err := waiter.AcquireWait(context.Background(), "job", time.Second)
@@ -222,8 +222,8 @@ func commandCalls(t testing.TB, c *redis.Client, re *regexp.Regexp) int {
 func TestAWaitersMarkLeavesTheHoldersOwnerExtendAndReleaseIntact(t *testing.T) {
 	s := redistest.Start(t, redistest.Own()) // commandstats must count only this test
 	raw := s.Client(t)
-	holder := newLocker(t, s, lock.WithOwner("node a"))
-	waiter := newLocker(t, s, lock.WithWaitBackoff(10*time.Second, 10*time.Second))
+	holder := newLocker(t, s, lock.WithCounterTokens(), lock.WithOwner("node a"))
+	waiter := newLocker(t, s, lock.WithCounterTokens(), lock.WithWaitBackoff(10*time.Second, 10*time.Second))
 	ctx := context.Background()
 
 	lease := mustAcquire(t, holder, "job", 30*time.Second)
@@ -285,21 +285,46 @@ func TestReleaseNobodyWaitsForPublishesNothing(t *testing.T) {
 
 // A huge backoff ceiling (election passes its RetryInterval) must not
 // overflow the doubling: the waiter keeps waiting until its context ends.
+//
+// The waiter is woken by notifications the test publishes on the release
+// channel, not by a short lease's expiries: the holder's lease outlives the
+// test, so no starved renewal can hand the waiter the lock, and the test
+// ends after a count of attempts, not after a time, so a slow machine only
+// makes it slower.
 func TestAcquireWaitWithAHugeBackoffCeilingWaitsWithoutPanicking(t *testing.T) {
-	s := redistest.Start(t)
+	s := redistest.Start(t, redistest.Own())
+	raw := s.Client(t)
 	holder := newLocker(t, s)
 	waiter := newLocker(t, s, lock.WithWaitBackoff(time.Second, math.MaxInt64))
-	lease := mustAcquire(t, holder, "job", 30*time.Millisecond)
-	k, err := holder.Keep(context.Background(), lease, 10*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	mustAcquire(t, holder, "job", time.Hour)
+	// 64 doublings of 1s overflow int64 twice over.
+	const attempts = 64
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Every expiry the holder renews past wakes the waiter: the attempts,
-	// and so the doublings, pile up quickly.
-	if _, err := waiter.AcquireWait(ctx, "job", time.Second); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("AcquireWait against a kept lock: %v, want DeadlineExceeded", err)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			_ = raw.Publish(ctx, lockKey(s, "job")+":released", "").Err()
+			time.Sleep(time.Millisecond)
+		}
+	})
+	before := scriptCalls(t, raw)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := waiter.AcquireWait(ctx, "job", time.Second)
+		errc <- err
+	}()
+	waitFor(t, time.Minute, "the waiter made its attempts", func() bool {
+		select {
+		case err := <-errc:
+			t.Fatalf("AcquireWait returned early: %v", err)
+		default:
+		}
+		return scriptCalls(t, raw) >= before+attempts
+	})
+	cancel()
+	wg.Wait()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("AcquireWait against a held lock: %v, want context.Canceled", err)
 	}
 }
