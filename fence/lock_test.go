@@ -79,9 +79,9 @@ func expiredLease(t *testing.T, locker *lock.Locker, name string, write func(ctx
 	return r
 }
 
-func newLocker(t *testing.T, c *redis.Client, prefix string) *lock.Locker {
+func newLocker(t *testing.T, c *redis.Client, prefix string, opts ...lock.Option) *lock.Locker {
 	t.Helper()
-	l, err := lock.New(c, lock.WithPrefix(prefix+"lock:"))
+	l, err := lock.New(c, append([]lock.Option{lock.WithPrefix(prefix + "lock:")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,31 +127,15 @@ func TestWithoutFencingStaleHolderSilentlyClobbersNextHoldersWrite(t *testing.T)
 // Lose it (eviction, FLUSHALL, a restart without persistence) and the next
 // holder gets a token already issued, and the stale holder's write, equal
 // to it, is accepted over the new holder's.
+// With counter-only tokens (lock.WithCounterTokens), a lost counter
+// reissues a token already handed out, and the fence then accepts a
+// genuinely stale holder.
 func TestLostLockCounterReissuesTokenAndStaleWriteIsAccepted(t *testing.T) {
 	store, c, p := newStore(t)
-	locker := newLocker(t, c, p)
+	locker := newLocker(t, c, p, lock.WithCounterTokens())
 	ctx := context.Background()
 	key := p + "{acct}"
-	a, err := locker.Acquire(ctx, "acct", 50*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The counter key as package lock documents it: prefix + "{name}:token".
-	counter := p + "lock:{acct}:token"
-	if n, err := c.Del(ctx, counter).Result(); err != nil || n != 1 {
-		t.Fatalf("delete the counter %q: %d, %v", counter, n, err)
-	}
-	var b *lock.Lease
-	for { // wait for A's lease to expire
-		b, err = locker.Acquire(ctx, "acct", time.Second)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, lock.ErrHeld) {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	a, b := loseCounterBetweenTwoHolders(t, c, locker, p)
 	t.Logf("A token %d, B token %d after the counter was lost", a.Token, b.Token)
 	if b.Token != a.Token {
 		t.Fatalf("B got token %d, A had %d: expected the lost counter to reissue A's token", b.Token, a.Token)
@@ -164,5 +148,54 @@ func TestLostLockCounterReissuesTokenAndStaleWriteIsAccepted(t *testing.T) {
 	}
 	if v := mustGet(t, store, key); v != "A" {
 		t.Fatalf("value = %q, want the stale A's", v)
+	}
+}
+
+// With the default tokens (the server's clock in µs when it is ahead of the
+// counter), the same loss issues B a token above A's, and A's late write is
+// refused.
+func TestLostLockCounterWithDefaultTokensStillFencesTheStaleHolderOut(t *testing.T) {
+	store, c, p := newStore(t)
+	locker := newLocker(t, c, p)
+	ctx := context.Background()
+	key := p + "{acct}"
+	a, b := loseCounterBetweenTwoHolders(t, c, locker, p)
+	t.Logf("A token %d, B token %d after the counter was lost", a.Token, b.Token)
+	if b.Token <= a.Token {
+		t.Fatalf("B got token %d, A had %d: the lost counter reissued a token", b.Token, a.Token)
+	}
+	if err := store.Set(ctx, b.Token, key, "B"); err != nil {
+		t.Fatal(err)
+	}
+	wantStale(t, store.Set(ctx, a.Token, key, "A"), a.Token, b.Token)
+	if v := mustGet(t, store, key); v != "B" {
+		t.Fatalf("value = %q, want B's: the stale write got through", v)
+	}
+}
+
+// loseCounterBetweenTwoHolders lets A take the lock, deletes the fencing
+// counter, and returns A's lease and that of B, who acquires once A's lease
+// has expired.
+func loseCounterBetweenTwoHolders(t *testing.T, c *redis.Client, locker *lock.Locker, p string) (a, b *lock.Lease) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := locker.Acquire(ctx, "acct", 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The counter key as package lock documents it: prefix + "{name}:token".
+	counter := p + "lock:{acct}:token"
+	if n, err := c.Del(ctx, counter).Result(); err != nil || n != 1 {
+		t.Fatalf("delete the counter %q: %d, %v", counter, n, err)
+	}
+	for { // wait for A's lease to expire
+		b, err = locker.Acquire(ctx, "acct", time.Second)
+		if err == nil {
+			return a, b
+		}
+		if !errors.Is(err, lock.ErrHeld) {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
