@@ -23,6 +23,8 @@
 // *sql.Tx): two thin doors onto one implementation.
 //
 // Equal tokens are accepted: the current holder may write many times.
+// WithHook receives every verdict and WithLogger logs the refusals; by
+// default nothing is observed or logged.
 //
 // # Tables
 //

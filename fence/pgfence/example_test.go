@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -278,4 +280,28 @@ func ExampleTable_UpdateSQL() {
 	if err := accounts.UpdateSQL(ctx, db, 7, 42, map[string]any{"balance": 120}); errors.Is(err, pgfence.ErrStale) {
 		log.Print("a newer holder has written this account; stopping")
 	}
+}
+
+// Count refused stale writes and guards: the event that shows fencing at
+// work.
+func ExampleWithHook() {
+	var refused atomic.Int64
+	store, err := pgfence.New(pgfence.WithHook(func(_ context.Context, d pgfence.Decision) {
+		if !d.Accepted {
+			refused.Add(1)
+		}
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = store
+}
+
+// Log each refused stale write (and nothing else) at level Warn.
+func ExampleWithLogger() {
+	store, err := pgfence.New(pgfence.WithLogger(slog.Default()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = store
 }

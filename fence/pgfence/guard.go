@@ -63,6 +63,7 @@ func (s *Store) guard(ctx context.Context, tx querier, rollback func(), resource
 ON CONFLICT (resource) DO UPDATE SET token = EXCLUDED.token WHERE m.token <= EXCLUDED.token
 RETURNING m.token`, s.marks), resource, token).Scan(&stored)
 	if err == nil {
+		s.observe(ctx, "guard", s.marks, resource, token, nil)
 		return nil
 	}
 	if !isNoRows(err) {
@@ -77,9 +78,13 @@ RETURNING m.token`, s.marks), resource, token).Scan(&stored)
 	err = tx.queryRow(ctx, fmt.Sprintf(`SELECT token FROM %s WHERE resource = $1`, s.marks), resource).Scan(&highest)
 	rollback()
 	if err != nil {
-		return fmt.Errorf("pgfence: guard %q: refused, and reading the highest token failed: %w", resource, errors.Join(&StaleError{ID: resource, Token: token}, err))
+		stale := &StaleError{ID: resource, Token: token}
+		s.observe(ctx, "guard", s.marks, resource, token, stale)
+		return fmt.Errorf("pgfence: guard %q: refused, and reading the highest token failed: %w", resource, errors.Join(stale, err))
 	}
-	return &StaleError{ID: resource, Token: token, Highest: highest}
+	stale := &StaleError{ID: resource, Token: token, Highest: highest}
+	s.observe(ctx, "guard", s.marks, resource, token, stale)
+	return stale
 }
 
 // Highest returns the highest token Guard has accepted for resource, or 0

@@ -45,7 +45,7 @@ func (s *Store) Update(ctx context.Context, db DB, id, value string, token int64
 	if err := check(db, id, token); err != nil {
 		return err
 	}
-	return fencedUpdate(ctx, pgxDoor{db}, s.updateSQL, id, token, noTableHint, []any{id, token, value})
+	return s.rowsTable.fencedUpdate(ctx, pgxDoor{db}, s.updateSQL, id, token, []any{id, token, value})
 }
 
 // Get returns the value of row id and the token of the last write accepted

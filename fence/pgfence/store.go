@@ -12,12 +12,14 @@ import (
 // call takes the DB to run on. It is immutable and safe for concurrent use.
 type Store struct {
 	config
+	rowsTable *Table // the rows as a Table, so Update is Table's fenced update
 	updateSQL string // Update's statement, built once by New
 }
 
 // config holds what the options set.
 type config struct {
 	rows, marks string // quoted, possibly schema-qualified
+	observer
 }
 
 // Option changes a Store's defaults. New applies the options in order and
@@ -61,8 +63,8 @@ func New(opts ...Option) (*Store, error) {
 	}
 	// Store.Update is the fenced update of a Table: the Store's rows, with
 	// the value column set.
-	rows := Table{name: s.rows, id: `"id"`, token: `"fence_token"`}
-	s.updateSQL = rows.statement(`, "value" = $3`)
+	s.rowsTable = &Table{name: s.rows, id: `"id"`, token: `"fence_token"`, hint: noTableHint, obs: &s.observer}
+	s.updateSQL = s.rowsTable.statement(`, "value" = $3`)
 	return s, nil
 }
 

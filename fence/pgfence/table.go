@@ -16,8 +16,9 @@ import (
 // no fenced write has touched yet). Make one with Store.Table. A Table is
 // immutable and safe for concurrent use.
 type Table struct {
-	name, id, token string // quoted
-	hint            string // what ErrNoTable adds for this table
+	name, id, token string    // quoted
+	hint            string    // what ErrNoTable adds for this table
+	obs             *observer // the Store's hook and logger
 }
 
 // Table returns a Table for the caller's table name (the name, or the
@@ -44,6 +45,7 @@ func (s *Store) Table(name pgx.Identifier, idColumn, tokenColumn string) (*Table
 		id:    pgx.Identifier{idColumn}.Sanitize(),
 		token: pgx.Identifier{tokenColumn}.Sanitize(),
 		hint:  "create " + quoted + " with its id and token columns",
+		obs:   &s.observer,
 	}, nil
 }
 
@@ -118,7 +120,7 @@ func (t *Table) update(ctx context.Context, q querier, id any, token int64, set 
 		args = append(args, set[c])
 		assign.WriteString(", " + q + " = $" + strconv.Itoa(len(args)))
 	}
-	return fencedUpdate(ctx, q, t.statement(assign.String()), fmt.Sprint(id), token, t.hint, args)
+	return t.fencedUpdate(ctx, q, t.statement(assign.String()), fmt.Sprint(id), token, args)
 }
 
 // statement is the fenced UPDATE of t; assign holds ", col = $n" for each
@@ -138,7 +140,7 @@ SELECT cur.fence_before, EXISTS (SELECT 1 FROM upd) FROM cur`
 // fencedUpdate runs a Table statement and reads its verdict: the one
 // implementation of a fenced row write, for Store.Update and Table.Update
 // through either door.
-func fencedUpdate(ctx context.Context, q querier, stmt, id string, token int64, hint string, args []any) error {
+func (t *Table) fencedUpdate(ctx context.Context, q querier, stmt, id string, token int64, args []any) error {
 	var (
 		before  int64
 		applied bool
@@ -148,9 +150,10 @@ func fencedUpdate(ctx context.Context, q querier, stmt, id string, token int64, 
 	case isNoRows(err):
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	case err != nil:
-		return wrapHint("update", id, hint, err)
+		return wrapHint("update", id, t.hint, err)
 	case !applied:
-		return &StaleError{ID: id, Token: token, Highest: before}
+		err = &StaleError{ID: id, Token: token, Highest: before}
 	}
-	return nil
+	t.obs.observe(ctx, "update", t.name, id, token, err)
+	return err
 }
