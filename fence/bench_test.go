@@ -32,6 +32,19 @@ func BenchmarkSet(b *testing.B) {
 			}
 		}
 	})
+	// The same write with a hook that counts: the cost of observing.
+	var decisions int
+	hooked, err := fence.New(c, fence.WithHook(func(context.Context, fence.Decision) { decisions++ }))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fenced-hook", func(b *testing.B) {
+		for b.Loop() {
+			if err := hooked.Set(ctx, 1, key, "v"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("eval", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := store.Eval(ctx, 1, "redis.call('SET', KEYS[2], ARGV[2])", []string{key}, "v"); err != nil {

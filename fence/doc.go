@@ -18,6 +18,10 @@
 // code that writes on its behalf. Set and HSet cover the common writes; Eval
 // runs any Lua write of the caller's under the same check.
 //
+// WithHook receives every write's verdict (a refused stale write is the
+// event that shows fencing at work) and WithLogger logs the refusals; by
+// default nothing is observed or logged.
+//
 // # High-water marks
 //
 // By default each key has its own mark. WithScope makes all keys of a Store

@@ -75,7 +75,17 @@ func (s *Store) run(ctx context.Context, op string, script *luascripts.Script, k
 	if err != nil {
 		return nil, fmt.Errorf("fence: %s %q: %w", op, key, err)
 	}
-	return verdict(key, token, res)
+	out, err := verdict(key, token, res)
+	if s.hook != nil || s.logger != nil {
+		d := Decision{Op: op, Key: key, Token: token, Accepted: err == nil}
+		if se, ok := err.(*StaleError); ok {
+			d.Highest = se.Highest
+		} else if err != nil {
+			return out, err // an unexpected reply: no verdict
+		}
+		s.observe(ctx, d)
+	}
+	return out, err
 }
 
 // verdict reads a framed script's reply: {1, token[, result]} when the

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -219,4 +221,31 @@ func ExampleStaleError() {
 	// Output:
 	// true
 	// fence: token lower than the highest accepted: "account:7": token 3, highest accepted 5
+}
+
+// Count refused stale writes: the event that shows fencing at work.
+func ExampleWithHook() {
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	var refused atomic.Int64
+	store, err := fence.New(client, fence.WithHook(func(_ context.Context, d fence.Decision) {
+		if !d.Accepted {
+			refused.Add(1)
+		}
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = store
+}
+
+// Log each refused stale write (and nothing else) at level Warn.
+func ExampleWithLogger() {
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	defer client.Close()
+	store, err := fence.New(client, fence.WithLogger(slog.Default()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = store
 }

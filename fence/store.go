@@ -31,6 +31,7 @@ type config struct {
 	scope  string // as given to WithScope; "" for a mark per key
 	prefix string // what the scope's keys and mark start with
 	tag    string // the scope's hash tag
+	observer
 }
 
 // Option changes a Store's defaults. New applies the options in order and

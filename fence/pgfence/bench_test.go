@@ -41,6 +41,19 @@ func BenchmarkUpdate(b *testing.B) {
 			}
 		}
 	})
+	// The same write with a hook that counts: the cost of observing.
+	var decisions int
+	hooked, err := pgfence.New(pgfence.WithHook(func(context.Context, pgfence.Decision) { decisions++ }))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fenced-hook", func(b *testing.B) {
+		for b.Loop() {
+			if err := hooked.Update(ctx, pool, "acct", "v", 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	tx := func(guard bool) func(b *testing.B) {
 		return func(b *testing.B) {
 			for b.Loop() {

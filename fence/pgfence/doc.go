@@ -2,19 +2,29 @@
 // stale lock holders, using the fencing tokens of package lock (or any
 // counter that only grows).
 //
-// Two tools, each one statement that compares and writes atomically:
+// Three tools, each one statement that compares and writes atomically:
 //
 //   - Store.Update is a fenced single-row write:
 //     UPDATE … SET value = $v, fence_token = $t WHERE id = $id AND fence_token <= $t.
 //     A refusal (*StaleError, matching ErrStale) is told apart from a
 //     missing row (ErrNotFound) inside the same statement, with no race.
+//   - Table.Update is the same on a table of yours: Store.Table names the
+//     table, its id column and a token column you add; every name is
+//     quoted, never interpolated.
 //   - Store.Guard fences a whole transaction. Called first inside the
 //     caller's transaction, it advances the resource's high-water row
 //     (INSERT … ON CONFLICT DO UPDATE … WHERE stored <= new) or refuses, so
 //     any set of writes in that transaction commits only under a token
 //     that is not stale. On refusal it rolls the transaction back.
 //
+// Each works with pgx (Guard on a pgx.Tx, Update on a pool, connection or
+// transaction) and with database/sql through pgx's stdlib driver
+// (GuardSQL on a *sql.Tx, Table.UpdateSQL on a *sql.DB, *sql.Conn or
+// *sql.Tx): two thin doors onto one implementation.
+//
 // Equal tokens are accepted: the current holder may write many times.
+// WithHook receives every verdict and WithLogger logs the refusals; by
+// default nothing is observed or logged.
 //
 // # Tables
 //
@@ -26,7 +36,7 @@
 //
 // # Isolation levels and serialization failures
 //
-// Both tools are correct under READ COMMITTED, REPEATABLE READ and
+// All three are correct under READ COMMITTED, REPEATABLE READ and
 // SERIALIZABLE (the tests race 50 writers at each level and check the
 // committed history, not just the final value). Under READ COMMITTED an
 // overlapping writer of the same row or resource is waited for, then

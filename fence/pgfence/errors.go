@@ -28,10 +28,14 @@ var (
 	// ErrNotFound is returned by Update and Get when no row has the id. It
 	// was named ErrNoRow before; fence.ErrNotFound is its sibling.
 	ErrNotFound = errors.New("pgfence: not found")
-	// ErrNoTable is returned when a table this package uses does not exist
-	// (SQLSTATE 42P01). The error says how to create it: Store.CreateTables,
-	// or DDL (Store.DDL for configured names) in your migrations.
+	// ErrNoTable is returned when a table a statement uses does not exist
+	// (SQLSTATE 42P01). The error says how to create it: for this package's
+	// tables, Store.CreateTables, or DDL (Store.DDL for configured names) in
+	// your migrations.
 	ErrNoTable = errors.New("pgfence: table missing")
+	// ErrInvalidTable is returned, without a round trip, by Store.Table
+	// and Table.Update for a bad table or column name.
+	ErrInvalidTable = errors.New("pgfence: invalid table")
 	// ErrExists is returned by Insert when a row already has the id.
 	ErrExists = errors.New("pgfence: row already exists")
 	// ErrSerialization wraps a serialization failure (SQLSTATE 40001) or a
@@ -82,10 +86,13 @@ const noTableHint = "create the tables with Store.CreateTables, or put pgfence.D
 
 // wrap adds context to a driver error, and ErrSerialization or ErrNoTable
 // when it is one.
-func wrap(op, id string, err error) error {
+func wrap(op, id string, err error) error { return wrapHint(op, id, noTableHint, err) }
+
+// wrapHint is wrap with the advice ErrNoTable gives.
+func wrapHint(op, id, hint string, err error) error {
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) && pg.Code == undefinedTable {
-		return fmt.Errorf("%w: %s %q: %s: %w", ErrNoTable, op, id, noTableHint, err)
+		return fmt.Errorf("%w: %s %q: %s: %w", ErrNoTable, op, id, hint, err)
 	}
 	if IsSerializationFailure(err) {
 		return fmt.Errorf("pgfence: %s %q: %w: %w", op, id, ErrSerialization, err)

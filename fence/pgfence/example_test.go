@@ -2,12 +2,16 @@ package pgfence_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of database/sql
 
 	"github.com/redis-primitives/go/fence/pgfence"
 )
@@ -191,4 +195,113 @@ func ExampleStaleError() {
 	// Output:
 	// true
 	// pgfence: token lower than the highest accepted: "billing-run": token 3, highest accepted 5
+}
+
+// A guarded transaction through database/sql, on a database opened with
+// pgx's stdlib driver (which is part of pgx).
+func ExampleStore_GuardSQL() {
+	ctx := context.Background()
+	db, err := sql.Open("pgx", "postgres://app@db.internal/app") // import _ "github.com/jackc/pgx/v5/stdlib"
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	store, _ := pgfence.New()
+	var token int64 = 42 // lease.Token from package lock
+
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tx.Rollback() // a no-op after Commit, or after a refusal
+	if err := store.GuardSQL(ctx, tx, "billing-run", token); errors.Is(err, pgfence.ErrStale) {
+		log.Print("a newer holder has taken over; stopping")
+		return
+	} else if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE invoices SET state = 'sent' WHERE run = 7`); err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// Your own table, fenced by a token column you add to it:
+//
+//	ALTER TABLE billing.accounts ADD COLUMN fence_token bigint NOT NULL DEFAULT 0;
+func ExampleStore_Table() {
+	store, _ := pgfence.New()
+	accounts, err := store.Table(pgx.Identifier{"billing", "accounts"}, "account_id", "fence_token")
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = accounts
+	_, err = store.Table(pgx.Identifier{"accounts"}, "fence_token", "fence_token")
+	fmt.Println(err)
+	// Output: pgfence: invalid table: id and token columns are both "fence_token"
+}
+
+// A fenced write of two columns of your own row.
+func ExampleTable_Update() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, "postgres://app@db.internal/app")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	store, _ := pgfence.New()
+	accounts, _ := store.Table(pgx.Identifier{"billing", "accounts"}, "account_id", "fence_token")
+	var token int64 = 42 // lease.Token from package lock
+
+	err = accounts.Update(ctx, pool, 7, token, map[string]any{"balance": 120, "state": "charged"})
+	var stale *pgfence.StaleError
+	switch {
+	case errors.As(err, &stale):
+		log.Printf("refused: token %d, the row is at %d", stale.Token, stale.Highest)
+	case errors.Is(err, pgfence.ErrNotFound):
+		log.Print("no account 7")
+	case err != nil:
+		log.Fatal(err)
+	}
+}
+
+// The same through database/sql.
+func ExampleTable_UpdateSQL() {
+	ctx := context.Background()
+	db, err := sql.Open("pgx", "postgres://app@db.internal/app") // import _ "github.com/jackc/pgx/v5/stdlib"
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	store, _ := pgfence.New()
+	accounts, _ := store.Table(pgx.Identifier{"billing", "accounts"}, "account_id", "fence_token")
+	if err := accounts.UpdateSQL(ctx, db, 7, 42, map[string]any{"balance": 120}); errors.Is(err, pgfence.ErrStale) {
+		log.Print("a newer holder has written this account; stopping")
+	}
+}
+
+// Count refused stale writes and guards: the event that shows fencing at
+// work.
+func ExampleWithHook() {
+	var refused atomic.Int64
+	store, err := pgfence.New(pgfence.WithHook(func(_ context.Context, d pgfence.Decision) {
+		if !d.Accepted {
+			refused.Add(1)
+		}
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = store
+}
+
+// Log each refused stale write (and nothing else) at level Warn.
+func ExampleWithLogger() {
+	store, err := pgfence.New(pgfence.WithLogger(slog.Default()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = store
 }

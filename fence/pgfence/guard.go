@@ -2,6 +2,7 @@ package pgfence
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -40,14 +41,32 @@ func (s *Store) Guard(ctx context.Context, tx pgx.Tx, resource string, token int
 	if err := check(tx, resource, token); err != nil {
 		return err
 	}
+	return s.guard(ctx, pgxDoor{tx}, func() { _ = tx.Rollback(ctx) }, resource, token)
+}
+
+// GuardSQL is Guard for a database/sql transaction, on a database opened
+// with pgx's stdlib driver (see SQLDB). On refusal it rolls tx back, so a
+// caller that ignores the error cannot commit: its next statement and its
+// Commit fail with sql.ErrTxDone.
+func (s *Store) GuardSQL(ctx context.Context, tx *sql.Tx, resource string, token int64) error {
+	if err := check(tx, resource, token); err != nil {
+		return err
+	}
+	return s.guard(ctx, sqlDoor{tx}, func() { _ = tx.Rollback() }, resource, token)
+}
+
+// guard is the one implementation behind Guard and GuardSQL; rollback
+// ends the caller's transaction on refusal.
+func (s *Store) guard(ctx context.Context, tx querier, rollback func(), resource string, token int64) error {
 	var stored int64
-	err := tx.QueryRow(ctx, fmt.Sprintf(`INSERT INTO %[1]s AS m (resource, token) VALUES ($1, $2)
+	err := tx.queryRow(ctx, fmt.Sprintf(`INSERT INTO %[1]s AS m (resource, token) VALUES ($1, $2)
 ON CONFLICT (resource) DO UPDATE SET token = EXCLUDED.token WHERE m.token <= EXCLUDED.token
 RETURNING m.token`, s.marks), resource, token).Scan(&stored)
 	if err == nil {
+		s.observe(ctx, "guard", s.marks, resource, token, nil)
 		return nil
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if !isNoRows(err) {
 		return wrap("guard", resource, err)
 	}
 	// Refused. ON CONFLICT DO UPDATE locked the mark even though its WHERE
@@ -56,12 +75,16 @@ RETURNING m.token`, s.marks), resource, token).Scan(&stored)
 	// under the stricter levels the refusal could only be decided on a row
 	// our snapshot already sees.
 	var highest int64
-	err = tx.QueryRow(ctx, fmt.Sprintf(`SELECT token FROM %s WHERE resource = $1`, s.marks), resource).Scan(&highest)
-	_ = tx.Rollback(ctx)
+	err = tx.queryRow(ctx, fmt.Sprintf(`SELECT token FROM %s WHERE resource = $1`, s.marks), resource).Scan(&highest)
+	rollback()
 	if err != nil {
-		return fmt.Errorf("pgfence: guard %q: refused, and reading the highest token failed: %w", resource, errors.Join(&StaleError{ID: resource, Token: token}, err))
+		stale := &StaleError{ID: resource, Token: token}
+		s.observe(ctx, "guard", s.marks, resource, token, stale)
+		return fmt.Errorf("pgfence: guard %q: refused, and reading the highest token failed: %w", resource, errors.Join(stale, err))
 	}
-	return &StaleError{ID: resource, Token: token, Highest: highest}
+	stale := &StaleError{ID: resource, Token: token, Highest: highest}
+	s.observe(ctx, "guard", s.marks, resource, token, stale)
+	return stale
 }
 
 // Highest returns the highest token Guard has accepted for resource, or 0
@@ -75,7 +98,7 @@ func (s *Store) Highest(ctx context.Context, db DB, resource string) (int64, err
 	}
 	var n int64
 	err := db.QueryRow(ctx, fmt.Sprintf(`SELECT token FROM %s WHERE resource = $1`, s.marks), resource).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if isNoRows(err) {
 		return 0, nil
 	}
 	if err != nil {

@@ -2,6 +2,7 @@ package pgfence_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/redis-primitives/go/fence/pgfence"
 )
@@ -65,10 +67,48 @@ type result struct {
 	badRefusals []string
 }
 
-// raceTx runs 50 writers, each making writesPerWriter transactions at iso
+// runFunc runs one whole transaction at iso: BEGIN, the write, COMMIT.
+type runFunc func(ctx context.Context, iso pgx.TxIsoLevel, token int64, w, i int) error
+
+// raceTx runs write in pgx transactions, as race does.
+func raceTx(t *testing.T, pool *pgxpool.Pool, iso pgx.TxIsoLevel, write writeFunc) result {
+	t.Helper()
+	return race(t, iso, func(ctx context.Context, iso pgx.TxIsoLevel, token int64, w, i int) error {
+		return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: iso}, func(tx pgx.Tx) error {
+			return write(ctx, tx, token, w, i)
+		})
+	})
+}
+
+// sqlWriteFunc is a writeFunc for a database/sql transaction.
+type sqlWriteFunc func(ctx context.Context, tx *sql.Tx, token int64, w, i int) error
+
+var sqlLevels = map[pgx.TxIsoLevel]sql.IsolationLevel{
+	pgx.ReadCommitted:  sql.LevelReadCommitted,
+	pgx.RepeatableRead: sql.LevelRepeatableRead,
+	pgx.Serializable:   sql.LevelSerializable,
+}
+
+// raceSQL runs write in database/sql transactions on db, as race does.
+func raceSQL(t *testing.T, db *sql.DB, iso pgx.TxIsoLevel, write sqlWriteFunc) result {
+	t.Helper()
+	return race(t, iso, func(ctx context.Context, iso pgx.TxIsoLevel, token int64, w, i int) error {
+		tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sqlLevels[iso]})
+		if err != nil {
+			return err
+		}
+		if err := write(ctx, tx, token, w, i); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// race runs 50 writers, each making writesPerWriter transactions at iso
 // with random tokens, retrying a transaction whole on a serialization
 // failure.
-func raceTx(t *testing.T, pool *pgxpool.Pool, iso pgx.TxIsoLevel, write writeFunc) result {
+func race(t *testing.T, iso pgx.TxIsoLevel, run runFunc) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -89,9 +129,7 @@ func raceTx(t *testing.T, pool *pgxpool.Pool, iso pgx.TxIsoLevel, write writeFun
 				token := done.Load()/writers*100 + rand.Int64N(150) + 1
 				var err error
 				for {
-					err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: iso}, func(tx pgx.Tx) error {
-						return write(ctx, tx, token, w, i)
-					})
+					err = run(ctx, iso, token, w, i)
 					if !pgfence.IsSerializationFailure(err) {
 						break
 					}
@@ -264,6 +302,7 @@ func TestOverlapUnderSnapshotIsolationAsksForRetryNotAVerdict(t *testing.T) {
 			if err := store.Insert(ctx, pool, "acct", "v1", 1); err != nil {
 				t.Fatal(err)
 			}
+			table := accountTable(t, pool, store)
 			for _, op := range []struct {
 				name string
 				run  func(pgx.Tx, int64) error
@@ -272,6 +311,10 @@ func TestOverlapUnderSnapshotIsolationAsksForRetryNotAVerdict(t *testing.T) {
 				{"guard", func(tx pgx.Tx, tok int64) error { return store.Guard(ctx, tx, "job", tok) }, func() error { return guard(5) }},
 				{"update", func(tx pgx.Tx, tok int64) error { return store.Update(ctx, tx, "acct", "v", tok) },
 					func() error { return store.Update(ctx, pool, "acct", "v5", 5) }},
+				{"table update", func(tx pgx.Tx, tok int64) error {
+					return table.Update(ctx, tx, "acct", tok, map[string]any{"value": "v"})
+				},
+					func() error { return table.Update(ctx, pool, "acct", 5, map[string]any{"value": "v5"}) }},
 			} {
 				tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: iso})
 				if err != nil {
@@ -294,6 +337,176 @@ func TestOverlapUnderSnapshotIsolationAsksForRetryNotAVerdict(t *testing.T) {
 				err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: iso}, func(tx pgx.Tx) error { return op.run(tx, 6) })
 				if err != nil {
 					t.Fatalf("%s retry: %v", op.name, err)
+				}
+			}
+		})
+	}
+}
+
+// The SQL of plainWrite, for a database/sql transaction.
+func plainWriteSQL(ctx context.Context, tx *sql.Tx, token int64, w, i int) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE account SET value = $1, token = $2 WHERE id = 'acct'`, fmt.Sprintf("w%d/%d", w, i), token); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO history (writer, n, token) VALUES ($1, $2, $3)`, w, i, token)
+	return err
+}
+
+// openSQL returns a database/sql handle on pool, through pgx's stdlib
+// driver, closed when t ends.
+func openSQL(t *testing.T, pool *pgxpool.Pool) *sql.DB {
+	t.Helper()
+	db := stdlib.OpenDBFromPool(pool)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func finalToken(t *testing.T, pool *pgxpool.Pool) int64 {
+	t.Helper()
+	var tok int64
+	if err := pool.QueryRow(context.Background(), `SELECT token FROM account WHERE id = 'acct'`).Scan(&tok); err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// GuardSQL is Guard through database/sql: the same race, the same checks.
+func TestConcurrentGuardedSQLTransactionsNeverAcceptLowerAfterHigher(t *testing.T) {
+	for _, iso := range levels {
+		t.Run(string(iso), func(t *testing.T) {
+			pool, store := setupRace(t)
+			db := openSQL(t, pool)
+			res := raceSQL(t, db, iso, func(ctx context.Context, tx *sql.Tx, token int64, w, i int) error {
+				if err := store.GuardSQL(ctx, tx, "acct", token); err != nil {
+					return err
+				}
+				return plainWriteSQL(ctx, tx, token, w, i)
+			})
+			checkRace(t, pool, res)
+			if tok := finalToken(t, pool); tok != res.maxTried {
+				t.Fatalf("final value belongs to token %d, want the highest tried, %d", tok, res.maxTried)
+			}
+		})
+	}
+}
+
+// A fenced update of the caller's own table (account, token column
+// "token"), through both doors, and its history entry in one transaction.
+func TestConcurrentFencedUpdatesOfCallersTableNeverAcceptLowerAfterHigher(t *testing.T) {
+	for _, door := range []string{"pgx", "sql"} {
+		for _, iso := range levels {
+			t.Run(door+"/"+string(iso), func(t *testing.T) {
+				pool, store := setupRace(t)
+				table, err := store.Table(pgx.Identifier{"account"}, "id", "token")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var res result
+				if door == "pgx" {
+					res = raceTx(t, pool, iso, func(ctx context.Context, tx pgx.Tx, token int64, w, i int) error {
+						if err := table.Update(ctx, tx, "acct", token, map[string]any{"value": fmt.Sprintf("w%d/%d", w, i)}); err != nil {
+							return err
+						}
+						_, err := tx.Exec(ctx, `INSERT INTO history (writer, n, token) VALUES ($1, $2, $3)`, w, i, token)
+						return err
+					})
+				} else {
+					res = raceSQL(t, openSQL(t, pool), iso, func(ctx context.Context, tx *sql.Tx, token int64, w, i int) error {
+						if err := table.UpdateSQL(ctx, tx, "acct", token, map[string]any{"value": fmt.Sprintf("w%d/%d", w, i)}); err != nil {
+							return err
+						}
+						_, err := tx.ExecContext(ctx, `INSERT INTO history (writer, n, token) VALUES ($1, $2, $3)`, w, i, token)
+						return err
+					})
+				}
+				checkRace(t, pool, res)
+				if tok := finalToken(t, pool); tok != res.maxTried {
+					t.Fatalf("final row belongs to token %d, want the highest tried, %d", tok, res.maxTried)
+				}
+			})
+		}
+	}
+}
+
+// The control for database/sql: without the guard, the history check sees
+// regressions.
+func TestWithoutGuardConcurrentSQLTransactionsAcceptLowerAfterHigher(t *testing.T) {
+	pool, _ := setupRace(t)
+	res := raceSQL(t, openSQL(t, pool), pgx.ReadCommitted, plainWriteSQL)
+	tokens, _ := history(t, pool)
+	n := regressions(tokens)
+	t.Logf("unguarded (database/sql): %d accepted, %d regressions in the history", len(res.accepted), n)
+	if n == 0 {
+		t.Fatalf("no regression among %d unguarded writes with random tokens: the history check cannot see a broken fence", len(tokens))
+	}
+}
+
+// accountTable creates the caller's own table account(id, value, token)
+// with the row acct at token 1, and returns it as a Table.
+func accountTable(t *testing.T, pool *pgxpool.Pool, store *pgfence.Store) *pgfence.Table {
+	t.Helper()
+	if _, err := pool.Exec(context.Background(), `
+CREATE TABLE account (id text PRIMARY KEY, value text NOT NULL, token bigint NOT NULL);
+INSERT INTO account VALUES ('acct', 'initial', 1);`); err != nil {
+		t.Fatal(err)
+	}
+	table, err := store.Table(pgx.Identifier{"account"}, "id", "token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return table
+}
+
+// The same through database/sql: an overlap under snapshot isolation is a
+// request to retry, matched by IsSerializationFailure, never a verdict.
+func TestOverlapUnderSnapshotIsolationAsksForRetryThroughDatabaseSQL(t *testing.T) {
+	for _, iso := range []pgx.TxIsoLevel{pgx.RepeatableRead, pgx.Serializable} {
+		t.Run(string(iso), func(t *testing.T) {
+			pool, store := newDB(t, 0)
+			db := openSQL(t, pool)
+			ctx := context.Background()
+			table := accountTable(t, pool, store)
+			guard := func(token int64) error {
+				return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return store.Guard(ctx, tx, "job", token) })
+			}
+			if err := guard(1); err != nil {
+				t.Fatal(err)
+			}
+			for _, op := range []struct {
+				name string
+				run  func(*sql.Tx, int64) error
+				bump func() error
+			}{
+				{"guard", func(tx *sql.Tx, tok int64) error { return store.GuardSQL(ctx, tx, "job", tok) }, func() error { return guard(5) }},
+				{"table update", func(tx *sql.Tx, tok int64) error {
+					return table.UpdateSQL(ctx, tx, "acct", tok, map[string]any{"value": "v"})
+				}, func() error { return table.UpdateSQL(ctx, db, "acct", 5, map[string]any{"value": "v5"}) }},
+			} {
+				tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sqlLevels[iso]})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tx.ExecContext(ctx, `SELECT 1`); err != nil { // takes the snapshot
+					t.Fatal(err)
+				}
+				if err := op.bump(); err != nil { // another holder commits token 5
+					t.Fatal(err)
+				}
+				err = op.run(tx, 6)
+				_ = tx.Rollback()
+				var pg *pgconn.PgError
+				if !errors.Is(err, pgfence.ErrSerialization) || errors.Is(err, pgfence.ErrStale) || !errors.As(err, &pg) || pg.Code != "40001" {
+					t.Fatalf("%s overlapping a commit: %v; want ErrSerialization wrapping SQLSTATE 40001, not a verdict", op.name, err)
+				}
+				tx, err = db.BeginTx(ctx, &sql.TxOptions{Isolation: sqlLevels[iso]})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := op.run(tx, 6); err != nil {
+					t.Fatalf("%s retry: %v", op.name, err)
+				}
+				if err := tx.Commit(); err != nil {
+					t.Fatal(err)
 				}
 			}
 		})

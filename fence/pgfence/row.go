@@ -2,10 +2,7 @@ package pgfence
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Insert creates the row id with value and token. It fails with ErrExists
@@ -48,27 +45,7 @@ func (s *Store) Update(ctx context.Context, db DB, id, value string, token int64
 	if err := check(db, id, token); err != nil {
 		return err
 	}
-	var (
-		before  int64
-		applied bool
-	)
-	err := db.QueryRow(ctx, fmt.Sprintf(`WITH cur AS (
-	SELECT id, fence_token FROM %[1]s WHERE id = $1 FOR UPDATE
-), upd AS (
-	UPDATE %[1]s AS r SET value = $2, fence_token = $3
-	FROM cur WHERE r.id = cur.id AND r.fence_token <= $3
-	RETURNING r.id
-)
-SELECT cur.fence_token, EXISTS (SELECT 1 FROM upd) FROM cur`, s.rows), id, value, token).Scan(&before, &applied)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
-	case err != nil:
-		return wrap("update", id, err)
-	case !applied:
-		return &StaleError{ID: id, Token: token, Highest: before}
-	}
-	return nil
+	return s.rowsTable.fencedUpdate(ctx, pgxDoor{db}, s.updateSQL, id, token, []any{id, token, value})
 }
 
 // Get returns the value of row id and the token of the last write accepted
@@ -81,7 +58,7 @@ func (s *Store) Get(ctx context.Context, db DB, id string) (value string, token 
 		return "", 0, fmt.Errorf("%w: empty id", ErrInvalidID)
 	}
 	err = db.QueryRow(ctx, fmt.Sprintf(`SELECT value, fence_token FROM %s WHERE id = $1`, s.rows), id).Scan(&value, &token)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if isNoRows(err) {
 		return "", 0, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	if err != nil {

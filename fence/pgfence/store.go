@@ -1,33 +1,25 @@
 package pgfence
 
 import (
-	"context"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
-
-// DB is what this package needs of a connection. *pgxpool.Pool, *pgx.Conn
-// and pgx.Tx satisfy it, so the row operations run on their own or inside
-// the caller's transaction.
-type DB interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
 
 // Store knows the names of the two tables this package uses (see DDL) and
 // runs the fenced statements against them. It holds no connection: each
 // call takes the DB to run on. It is immutable and safe for concurrent use.
 type Store struct {
 	config
+	rowsTable *Table // the rows as a Table, so Update is Table's fenced update
+	updateSQL string // Update's statement, built once by New
 }
 
 // config holds what the options set.
 type config struct {
 	rows, marks string // quoted, possibly schema-qualified
+	observer
 }
 
 // Option changes a Store's defaults. New applies the options in order and
@@ -57,7 +49,7 @@ func WithMarksTable(parts ...string) Option {
 // It makes no round trip; create the tables with CreateTables or put DDL in
 // your migrations.
 func New(opts ...Option) (*Store, error) {
-	s := &Store{config{rows: pgx.Identifier{DefaultRowsTable}.Sanitize(), marks: pgx.Identifier{DefaultMarksTable}.Sanitize()}}
+	s := &Store{config: config{rows: pgx.Identifier{DefaultRowsTable}.Sanitize(), marks: pgx.Identifier{DefaultMarksTable}.Sanitize()}}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("%w: nil option", ErrInvalidOption)
@@ -69,6 +61,10 @@ func New(opts ...Option) (*Store, error) {
 	if s.rows == s.marks {
 		return nil, fmt.Errorf("%w: rows and marks need two tables, both are %s", ErrInvalidOption, s.rows)
 	}
+	// Store.Update is the fenced update of a Table: the Store's rows, with
+	// the value column set.
+	s.rowsTable = &Table{name: s.rows, id: `"id"`, token: `"fence_token"`, hint: noTableHint, obs: &s.observer}
+	s.updateSQL = s.rowsTable.statement(`, "value" = $3`)
 	return s, nil
 }
 
@@ -87,16 +83,6 @@ func quote(parts []string) (string, error) {
 	return pgx.Identifier(parts).Sanitize(), nil
 }
 
-// isNil catches a typed nil pointer in the interface too (a nil *pgx.Conn
-// or *pgxpool.Pool), which would otherwise panic on the first call.
-func isNil(db any) bool {
-	if db == nil {
-		return true
-	}
-	v := reflect.ValueOf(db)
-	return v.Kind() == reflect.Pointer && v.IsNil()
-}
-
 func check(db any, id string, token int64) error {
 	if isNil(db) {
 		return ErrNilDB
@@ -104,6 +90,10 @@ func check(db any, id string, token int64) error {
 	if id == "" {
 		return fmt.Errorf("%w: empty id", ErrInvalidID)
 	}
+	return checkToken(token)
+}
+
+func checkToken(token int64) error {
 	if token < 1 {
 		return fmt.Errorf("%w: %d (want ≥ 1)", ErrInvalidToken, token)
 	}

@@ -1,0 +1,96 @@
+package fence_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/redis-primitives/go/fence"
+)
+
+// Every verdict reaches the hook, a refusal with its token and highest;
+// bad input, which gets no verdict, does not.
+func TestHookSeesEveryAcceptedAndRefusedWrite(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		got []fence.Decision
+	)
+	store, _, p := newStore(t, fence.WithHook(func(_ context.Context, d fence.Decision) {
+		mu.Lock()
+		got = append(got, d)
+		mu.Unlock()
+	}))
+	ctx := context.Background()
+	key, hash := p+"{k}", p+"{k}:h"
+	_ = store.Set(ctx, 5, key, "a")
+	_ = store.Set(ctx, 4, key, "b")
+	_ = store.HSet(ctx, 3, hash, "f", "v")
+	_, _ = store.Eval(ctx, 6, "redis.call('SET', KEYS[2], ARGV[2])", []string{key}, "c")
+	_, _ = store.Eval(ctx, 2, "redis.call('SET', KEYS[2], ARGV[2])", []string{key}, "d")
+	_ = store.Set(ctx, 0, key, "bad token")
+	_ = store.Set(ctx, 1, "", "bad key")
+	want := []fence.Decision{
+		{Op: "set", Key: key, Token: 5, Accepted: true},
+		{Op: "set", Key: key, Token: 4, Highest: 5},
+		{Op: "hset", Key: hash, Token: 3, Accepted: true}, // its own mark
+		{Op: "eval", Key: key, Token: 6, Accepted: true},
+		{Op: "eval", Key: key, Token: 2, Highest: 6},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("hook saw\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// WithLogger logs refusals only; without it nothing is logged, not even
+// to slog's default logger.
+func TestLoggerRecordsOnlyRefusedStaleWritesAndNothingByDefault(t *testing.T) {
+	var def bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&def, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { slog.SetDefault(old) })
+
+	var buf bytes.Buffer
+	logged, _, p := newStore(t, fence.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))))
+	silent, _, q := newStore(t)
+	ctx := context.Background()
+	for _, st := range []struct {
+		s *fence.Store
+		k string
+	}{{logged, p + "{k}"}, {silent, q + "{k}"}} {
+		_ = st.s.Set(ctx, 5, st.k, "a")
+		_ = st.s.Set(ctx, 5, st.k, "again")
+		if err := st.s.Set(ctx, 4, st.k, "b"); !errors.Is(err, fence.ErrStale) {
+			t.Fatal(err)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("logged %d lines, want 1 (the refusal):\n%s", len(lines), buf.String())
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec["level"] != "WARN" || rec["key"] != p+"{k}" || rec["token"] != 4.0 || rec["highest"] != 5.0 || rec["op"] != "set" {
+		t.Fatalf("log record %v", rec)
+	}
+	if def.Len() != 0 {
+		t.Fatalf("logged to slog's default logger without WithLogger:\n%s", def.String())
+	}
+}
+
+func TestNilHookOrLoggerIsAnInvalidOption(t *testing.T) {
+	_, c, _ := newStore(t)
+	if _, err := fence.New(c, fence.WithHook(nil)); !errors.Is(err, fence.ErrInvalidOption) {
+		t.Errorf("WithHook(nil): %v", err)
+	}
+	if _, err := fence.New(c, fence.WithLogger(nil)); !errors.Is(err, fence.ErrInvalidOption) {
+		t.Errorf("WithLogger(nil): %v", err)
+	}
+}
