@@ -129,3 +129,17 @@ func ExamplePolicy_Validate() {
 	// <nil>
 	// true
 }
+
+func ExampleWithDenyCache() {
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	// Up to 10,000 rejected keys are answered in this process until their
+	// RetryAfter: a key under attack costs Redis one call per RetryAfter.
+	limiter, err := ratelimit.New(client, ratelimit.WithDenyCache(10_000))
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := limiter.Allow(context.Background(), "ip:203.0.113.7", ratelimit.GCRA(10, time.Second, 20))
+	if err == nil && !res.Allowed {
+		fmt.Printf("429, retry after %v\n", res.RetryAfter)
+	}
+}
