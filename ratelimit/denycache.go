@@ -129,3 +129,13 @@ func shiftReply(reply []int64, us int64) []int64 {
 	})
 	return out
 }
+
+// forget drops id's entry, if any.
+func (c *denyCache) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[id]; ok {
+		c.order.Remove(e)
+		delete(c.items, id)
+	}
+}

@@ -143,3 +143,22 @@ func ExampleWithDenyCache() {
 		fmt.Printf("429, retry after %v\n", res.RetryAfter)
 	}
 }
+
+func ExampleLimiter_Reset() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	// An operator lifts a user's block: the next call starts afresh.
+	if err := limiter.Reset(context.Background(), "user:42", ratelimit.SlidingLog(100, time.Minute)); err != nil {
+		log.Print(err)
+	}
+}
+
+func ExampleLimiter_WaitN() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// Send a batch of 20 messages within a 10/s, burst 50 budget.
+	_, err := limiter.WaitN(ctx, "tenant:7", ratelimit.GCRA(10, time.Second, 50), 20)
+	if errors.Is(err, ratelimit.ErrInvalidN) {
+		log.Print("a batch larger than the burst can never be sent at once")
+	}
+}
