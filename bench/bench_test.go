@@ -19,7 +19,7 @@ var wantRows = map[string][]string{
 	bench.TableLockHot:  {bench.NameOursLock, bench.NameRedislock, bench.NameRedsync},
 }
 
-var limiterRows = []string{bench.NameOursLog, bench.NameOursCounter, bench.NameOursGCRA, bench.NameOursPolicy, bench.NameRedisRate, bench.NameUlule}
+var limiterRows = []string{bench.NameOursLog, bench.NameOursCounter, bench.NameOursGCRA, bench.NameOursPolicy, bench.NameOursDeny, bench.NameRedisRate, bench.NameUlule}
 
 func init() {
 	for _, id := range []string{bench.TableLimitHotAdmit, bench.TableLimitManyAdmit, bench.TableLimitHotReject, bench.TableLimitManyReject} {
@@ -126,8 +126,8 @@ func TestQuickRunReportsEveryRowOfEveryTable(t *testing.T) {
 		}
 	}
 
-	if len(rep.Targets) != 25 {
-		t.Errorf("%d targets, want 25 (3 lock, 16 limiter, 4 memory, 2 election)", len(rep.Targets))
+	if len(rep.Targets) != 26 {
+		t.Errorf("%d targets, want 26 (3 lock, 17 limiter, 4 memory, 2 election)", len(rep.Targets))
 	}
 
 	var out bytes.Buffer

@@ -39,6 +39,10 @@ var rejectQuota = quota{n: 5, window: time.Hour}
 // memoryQuota is the "limit of 100 per minute".
 var memoryQuota = quota{n: 100, window: time.Minute}
 
+// denyCacheSize is the deny cache's size in the rows that use one: the
+// many-keys space.
+const denyCacheSize = 10_000
+
 // An allower makes one rate-limited request on key and reports whether it
 // was admitted.
 type allower func(ctx context.Context, key string) (bool, error)
@@ -58,7 +62,7 @@ func ourRule(name string, q quota) ratelimit.Rule {
 		return ratelimit.SlidingLog(q.n, q.window)
 	case NameOursCounter:
 		return ratelimit.SlidingCounter(q.n, q.window)
-	case NameOursGCRA:
+	case NameOursGCRA, NameOursDeny:
 		return ratelimit.GCRA(q.n, q.window, q.n)
 	default:
 		return ratelimit.Policy{ratelimit.GCRA(q.n, q.window, q.n), ratelimit.SlidingCounter(24*q.n, 24*time.Hour)}
@@ -67,7 +71,11 @@ func ourRule(name string, q quota) ratelimit.Rule {
 
 func oursAllower(name string) func(c *redis.Client, prefix string, q quota) (allower, error) {
 	return func(c *redis.Client, prefix string, q quota) (allower, error) {
-		l, err := ratelimit.New(c, ratelimit.WithPrefix(prefix))
+		opts := []ratelimit.Option{ratelimit.WithPrefix(prefix)}
+		if name == NameOursDeny {
+			opts = append(opts, ratelimit.WithDenyCache(denyCacheSize))
+		}
+		l, err := ratelimit.New(c, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -90,6 +98,7 @@ func limiterImpls() []limiterImpl {
 		ours(NameOursCounter, "SlidingCounter(n, window)"),
 		ours(NameOursGCRA, "GCRA(n, window, burst n)"),
 		ours(NameOursPolicy, "Policy{GCRA(n, window, n), SlidingCounter(24n, 24h)}"),
+		ours(NameOursDeny, "GCRA(n, window, burst n), WithDenyCache(10000): rejections answered in process until their RetryAfter"),
 		{name: NameRedisRate, note: "GCRA: Limit{Rate: n, Burst: n, Period: window}",
 			// redis_rate's prefix "rate:" is fixed; ours goes into the key.
 			keyPattern: func(prefix string) string { return "rate:" + prefix + "*" },

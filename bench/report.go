@@ -20,6 +20,7 @@ const (
 	NameRedisRate   = "go-redis/redis_rate"
 	NameUlule       = "ulule/limiter (fixed window)"
 	NamePlainLog    = "plain sorted-set log (memory reference)"
+	NameOursDeny    = "ours: GCRA + deny cache"
 )
 
 // Table ids.

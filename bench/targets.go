@@ -69,6 +69,8 @@ func targets(cases []*benchCase, rep *Report) []Target {
 				ratio(cases, id, w.name, NameRedisRate), w.want))
 		}
 	}
+	ts = append(ts, atLeast("limiter, 1 hot key, rejecting: GCRA + deny cache ÷ redis_rate",
+		ratio(cases, TableLimitHotReject, NameOursDeny, NameRedisRate), 10))
 	var logs []string
 	for _, m := range rep.Memory {
 		if m.Name == NameOursLog {

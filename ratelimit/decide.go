@@ -5,11 +5,11 @@ import (
 	"fmt"
 )
 
-// decideOne runs one limit's own script (counter.lua, gcra.lua or
-// log.lua, which share this layout): KEYS[1] the limit's state; ARGV n,
-// mode, pinned time, capacity and the limit's two numbers; reply
-// { granted, allowed, remaining, retry-after µs, reset-after µs }.
-func (l *Limiter) decideOne(ctx context.Context, m mode, key string, lim Limit, n int) (Result, error) {
+// callOne runs one limit's own script (counter.lua, gcra.lua or log.lua,
+// which share this layout): KEYS[1] the limit's state; ARGV n, mode,
+// pinned time, capacity and the limit's two numbers; reply { granted,
+// allowed, remaining, retry-after µs, reset-after µs }, read by decodeOne.
+func (l *Limiter) callOne(ctx context.Context, m mode, key string, lim Limit, n int, pinned string) ([]int64, error) {
 	var s scriptPair
 	switch lim.alg {
 	case AlgorithmSlidingLog:
@@ -20,13 +20,18 @@ func (l *Limiter) decideOne(ctx context.Context, m mode, key string, lim Limit, 
 		s = gcraScripts
 	}
 	keys := []string{base(l.cfg.prefix, key) + lim.id}
-	reply, err := s.pick(m).Run(ctx, l.client, keys, n, string(m), l.pinnedArg(), lim.Burst(), lim.a, lim.b).Int64Slice()
+	reply, err := s.pick(m).Run(ctx, l.client, keys, n, m.arg(), pinned, lim.params[0], lim.params[1], lim.params[2]).Int64Slice()
 	if err != nil {
-		return Result{}, l.callError(ctx, m, key, err)
+		return nil, l.callError(ctx, m, key, err)
 	}
 	if len(reply) != 5 {
-		return Result{}, fmt.Errorf("ratelimit: %s on %q: unexpected reply %v", m, key, reply)
+		return nil, fmt.Errorf("ratelimit: %s on %q: unexpected reply %v", m, key, reply)
 	}
+	return reply, nil
+}
+
+// decodeOne turns callOne's reply into a Result.
+func decodeOne(lim Limit, reply []int64) Result {
 	res := Result{
 		Allowed:    reply[1] == 1,
 		Limit:      lim,
@@ -38,5 +43,5 @@ func (l *Limiter) decideOne(ctx context.Context, m mode, key string, lim Limit, 
 	if res.Allowed {
 		res.RetryAfter = 0
 	}
-	return res, nil
+	return res
 }

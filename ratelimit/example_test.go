@@ -129,3 +129,36 @@ func ExamplePolicy_Validate() {
 	// <nil>
 	// true
 }
+
+func ExampleWithDenyCache() {
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	// Up to 10,000 rejected keys are answered in this process until their
+	// RetryAfter: a key under attack costs Redis one call per RetryAfter.
+	limiter, err := ratelimit.New(client, ratelimit.WithDenyCache(10_000))
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := limiter.Allow(context.Background(), "ip:203.0.113.7", ratelimit.GCRA(10, time.Second, 20))
+	if err == nil && !res.Allowed {
+		fmt.Printf("429, retry after %v\n", res.RetryAfter)
+	}
+}
+
+func ExampleLimiter_Reset() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	// An operator lifts a user's block: the next call starts afresh.
+	if err := limiter.Reset(context.Background(), "user:42", ratelimit.SlidingLog(100, time.Minute)); err != nil {
+		log.Print(err)
+	}
+}
+
+func ExampleLimiter_WaitN() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// Send a batch of 20 messages within a 10/s, burst 50 budget.
+	_, err := limiter.WaitN(ctx, "tenant:7", ratelimit.GCRA(10, time.Second, 50), 20)
+	if errors.Is(err, ratelimit.ErrInvalidN) {
+		log.Print("a batch larger than the burst can never be sent at once")
+	}
+}

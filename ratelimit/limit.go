@@ -38,6 +38,9 @@ type Limit struct {
 	// script counts with (see params).
 	id   string
 	a, b int64
+	// The script's capacity, a and b, boxed once: boxed per call, they and
+	// the mode cost 4 allocs/op more (make bench, counter: 20 vs 16).
+	params [3]any
 }
 
 // SlidingLog allows n requests in any window, exactly: at no instant have
@@ -157,6 +160,7 @@ func (l Limit) fix() Limit {
 			l.a, l.b = l.a/g, l.b/g
 		}
 	}
+	l.params = [3]any{int64(l.Burst()), l.a, l.b}
 	return l
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,6 +17,7 @@ import (
 type Limiter struct {
 	client redis.Scripter
 	cfg    config
+	deny   *denyCache // nil unless WithDenyCache
 }
 
 // New returns a Limiter that keeps its state in the server behind client.
@@ -34,6 +36,9 @@ func New(client redis.Scripter, opts ...Option) (*Limiter, error) {
 		if err := o(&l.cfg); err != nil {
 			return nil, err
 		}
+	}
+	if l.cfg.denyCache > 0 {
+		l.deny = newDenyCache(l.cfg.denyCache)
 	}
 	return l, nil
 }
@@ -75,34 +80,85 @@ const (
 	modePeek  mode = "peek"
 )
 
-// run validates and makes the decision in one script call.
+// arg is m as a script argument; constants, so passing one allocates
+// nothing.
+func (m mode) arg() any {
+	switch m {
+	case modeAllow:
+		return "allow"
+	case modeTake:
+		return "take"
+	}
+	return "peek"
+}
+
+// run validates and makes the decision: from the deny cache when it holds
+// the answer, otherwise in one script call.
 func (l *Limiter) run(ctx context.Context, m mode, key string, r Rule, n int) (Result, error) {
 	if key == "" {
 		return Result{}, fmt.Errorf("%w: empty key", ErrInvalidKey)
 	}
+	var err error
 	switch r := r.(type) {
 	case Limit:
-		if err := validateLimit(r, n); err != nil {
-			return Result{}, err
-		}
-		return l.decideOne(ctx, m, key, r, n)
+		err = validateLimit(r, n)
 	case Policy:
-		if err := validatePolicy(r, n); err != nil {
-			return Result{}, err
-		}
-		return l.decidePolicy(ctx, m, key, r, n)
+		err = validatePolicy(r, n)
 	default: // nil: Limit and Policy are the only Rules
-		return Result{}, fmt.Errorf("%w: nil rule", ErrInvalidLimit)
+		err = fmt.Errorf("%w: nil rule", ErrInvalidLimit)
 	}
+	if err != nil {
+		return Result{}, err
+	}
+	// A cached rejection answers calls that need one request (Allow,
+	// AllowN of 1, Take): it says nothing about more.
+	cached := l.deny != nil && m != modePeek && (n == 1 || m == modeTake)
+	var at time.Time
+	pinned := ""
+	if l.cfg.pinned != nil {
+		at = l.cfg.pinned()
+		pinned = strconv.FormatInt(at.UnixMicro(), 10)
+	} else if cached {
+		at = time.Now()
+	}
+	var id string
+	if cached {
+		id = denyID(key, r)
+		if reply, ok := l.deny.get(id, at); ok {
+			return decode(r, reply), nil
+		}
+	}
+	var reply []int64
+	if lim, ok := r.(Limit); ok {
+		reply, err = l.callOne(ctx, m, key, lim, n, pinned)
+	} else {
+		reply, err = l.callPolicy(ctx, m, key, r.(Policy), n, pinned)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if cached && reply[1] == 0 {
+		l.deny.put(id, at, reply)
+	}
+	return decode(r, reply), nil
 }
 
-// pinnedArg is the scripts' ARGV[3]: the pinned time in µs, or "" for the
-// server's clock.
-func (l *Limiter) pinnedArg() string {
-	if l.cfg.pinned == nil {
-		return ""
+// decode reads a script's reply for rule r.
+func decode(r Rule, reply []int64) Result {
+	if lim, ok := r.(Limit); ok {
+		return decodeOne(lim, reply)
 	}
-	return strconv.FormatInt(l.cfg.pinned().UnixMicro(), 10)
+	return decodePolicy(r.(Policy), reply)
+}
+
+// denyID names a key and rule in the deny cache: the key, then the id of
+// each limit (the names of their state, which hold every parameter).
+func denyID(key string, r Rule) string {
+	id := key
+	for _, lim := range r.limits() {
+		id += "\x00" + lim.id
+	}
+	return id
 }
 
 // callError wraps a failed script call, joining ctx's error when the

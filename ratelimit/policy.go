@@ -74,26 +74,32 @@ var policySource string
 // are built and read by decidePolicy below.
 var policyScripts = newScriptPair("policy.lua", policySource)
 
-// decidePolicy runs policy.lua: KEYS one per limit; ARGV n, mode, pinned
+// callPolicy runs policy.lua: KEYS one per limit; ARGV n, mode, pinned
 // time, the number of limits, then per limit its letter, capacity and two
 // numbers; reply { granted, allowed, then per limit: allowed, remaining,
-// retry-after µs, reset-after µs }.
-func (l *Limiter) decidePolicy(ctx context.Context, m mode, key string, p Policy, n int) (Result, error) {
+// retry-after µs, reset-after µs }, read by decodePolicy.
+func (l *Limiter) callPolicy(ctx context.Context, m mode, key string, p Policy, n int, pinned string) ([]int64, error) {
 	b := base(l.cfg.prefix, key)
 	keys := make([]string, len(p))
 	args := make([]any, 0, 4+4*len(p))
-	args = append(args, n, string(m), l.pinnedArg(), len(p))
+	args = append(args, n, string(m), pinned, len(p))
 	for i, lim := range p {
 		keys[i] = b + lim.id
 		args = append(args, lim.alg.letter(), lim.Burst(), lim.a, lim.b)
 	}
 	reply, err := policyScripts.pick(m).Run(ctx, l.client, keys, args...).Int64Slice()
 	if err != nil {
-		return Result{}, l.callError(ctx, m, key, err)
+		return nil, l.callError(ctx, m, key, err)
 	}
 	if len(reply) != 2+4*len(p) {
-		return Result{}, fmt.Errorf("ratelimit: %s on %q: unexpected reply %v", m, key, reply)
+		return nil, fmt.Errorf("ratelimit: %s on %q: unexpected reply %v", m, key, reply)
 	}
+	return reply, nil
+}
+
+// decodePolicy turns callPolicy's reply into a Result: the binding
+// limit's, with every limit's in Each.
+func decodePolicy(p Policy, reply []int64) Result {
 	granted, allowed := int(reply[0]), reply[1] == 1
 	each := make([]Result, len(p))
 	bind := 0
@@ -124,5 +130,5 @@ func (l *Limiter) decidePolicy(ctx context.Context, m mode, key string, p Policy
 	if allowed {
 		res.RetryAfter = 0
 	}
-	return res, nil
+	return res
 }

@@ -7,13 +7,21 @@ import (
 )
 
 // Wait blocks until one request on key is admitted by r and consumed, or
-// ctx ends. It sleeps for the RetryAfter the server reports, then asks
-// again (another caller may have taken the slot meanwhile). If the reported
-// wait would pass ctx's deadline it returns at once with an error that
-// matches context.DeadlineExceeded, without sleeping in vain.
+// ctx ends. It is WaitN with n = 1.
 func (l *Limiter) Wait(ctx context.Context, key string, r Rule) (Result, error) {
+	return l.WaitN(ctx, key, r, 1)
+}
+
+// WaitN blocks until n requests on key are admitted by r at once and
+// consumed, or ctx ends. It sleeps for the RetryAfter the server reports,
+// then asks again (another caller may have taken the slot meanwhile). If
+// the reported wait would pass ctx's deadline it returns at once with an
+// error that matches context.DeadlineExceeded, without sleeping in vain.
+// n more than r can ever admit at once (a limit's Burst) returns ErrInvalidN
+// at once, since no wait would help.
+func (l *Limiter) WaitN(ctx context.Context, key string, r Rule, n int) (Result, error) {
 	for {
-		res, err := l.Allow(ctx, key, r)
+		res, err := l.AllowN(ctx, key, r, n)
 		if err != nil || res.Allowed {
 			return res, err
 		}
