@@ -2,7 +2,7 @@
 # Each module of the workspace is tested in its own directory, because
 # `go test ./...` at the root of a workspace with no root module fails.
 
-.PHONY: test lint demo bench experiment servers check-modules
+.PHONY: test lint demo bench experiment servers check-modules consumer try-checkout
 
 test: servers
 	scripts/test.sh
@@ -32,3 +32,14 @@ servers:
 
 check-modules:
 	scripts/check-modules.sh
+
+# What a user downloads: each library module fetched from a local proxy of
+# this working tree into an empty module cache, outside the repository, and
+# built; fails on a missing LICENSE in its zip or test-only downloads.
+consumer:
+	scripts/check-consumer.sh
+
+# A module outside the repository imports lock and ratelimit through
+# scripts/use-checkout.sh (the try-before-the-tag command) and builds.
+try-checkout:
+	scripts/check-use-checkout.sh

@@ -2,14 +2,14 @@
 # Proves what a user downloads: for each library module, a scratch module
 # outside the workspace runs `go get MODULE@v0.1.0` against the working tree
 # published into a local proxy (scripts/localproxy.go), with an empty module
-# cache, then builds. It fails if anything test-only (the fixture module,
-# testcontainers, Docker's client, goleak) or another module's database
-# driver lands in the cache. Nothing is fetched from any proxy for this
+# cache, then builds. It fails if the module's zip holds no LICENSE, or if
+# anything test-only (the fixture module, testcontainers, Docker's client,
+# goleak) or another module's database driver lands in the cache. Nothing is fetched from any proxy for this
 # repository's own modules. With no MODULE it checks every library module
 # (scripts/modules.sh published).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
+# shellcheck disable=SC2046 # one module directory a word
 [ $# -gt 0 ] || set -- $(scripts/modules.sh published)
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -37,6 +37,11 @@ GO
 		go get "$pkg@v0.1.0" >/dev/null 2>&1 || { echo "$mod: go get failed"; go get "$pkg@v0.1.0"; exit 1; }
 		go build ./...
 	) || { status=1; continue; }
+	zip="$cache/cache/download/$pkg/@v/v0.1.0.zip"
+	files=$(unzip -Z1 "$zip")
+	if ! grep -qx "$pkg@v0.1.0/LICENSE" <<<"$files"; then
+		echo "$mod: the module zip a user downloads holds no LICENSE"; status=1
+	fi
 	downloaded=$(cd "$cache/cache/download" && find . -name '*.zip' -o -name '*.mod' | sed 's|^\./||; s|/@v/| |' | sort -u)
 	forbidden='testcontainers|docker|moby|goleak|internal/redistest|containerd|opencontainers'
 	[ "$mod" != "fence/pgfence" ] && forbidden="$forbidden|jackc/pgx"

@@ -99,9 +99,9 @@ affected)
 			done
 		done
 	done
-	out=""
-	for d in $all; do [ -n "${hit[$d]:-}" ] && out+="$d"$'\n'; done
-	emit "${out%$'\n'}"
+	hits=""
+	for d in $all; do [ -n "${hit[$d]:-}" ] && hits+="$d"$'\n'; done
+	emit "${hits%$'\n'}"
 	;;
 *)
 	echo "usage: scripts/modules.sh [--json] [all | published | affected FILE...]" >&2
