@@ -2,12 +2,12 @@
 # Each module of the workspace is tested in its own directory, because
 # `go test ./...` at the root of a workspace with no root module fails.
 
-.PHONY: test lint demo bench experiment servers check-modules consumer try-checkout
+.PHONY: test lint demo bench experiment servers check-modules consumer try-checkout test-floors actionlint
 
 test: servers
 	scripts/test.sh
 
-lint: check-modules
+lint: check-modules actionlint
 	scripts/lint.sh
 
 # Every failure next to its fix, measured; it starts its own redis-server.
@@ -32,6 +32,16 @@ servers:
 
 check-modules:
 	scripts/check-modules.sh
+
+# The GitHub workflow, checked offline (built from the module proxy).
+# govulncheck runs in the workflow only: it needs the online database.
+actionlint:
+	go run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 -shellcheck= .github/workflows/*.yml
+
+# Each library module tested with the oldest Go, go-redis and pgx its go.mod
+# declares (GOTOOLCHAIN from the module proxy); see scripts/test-floors.sh.
+test-floors: servers
+	scripts/test-floors.sh
 
 # What a user downloads: each library module fetched from a local proxy of
 # this working tree into an empty module cache, outside the repository, and

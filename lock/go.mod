@@ -1,16 +1,15 @@
 module github.com/redis-primitives/go/lock
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis-primitives/go/luascripts v0.1.0
-	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/go-redis/v9 v9.16.0
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	go.uber.org/atomic v1.12.0 // indirect
+	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 )
