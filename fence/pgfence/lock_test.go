@@ -190,35 +190,14 @@ func TestWithoutGuardStaleHoldersTransactionLandsOverNextHolders(t *testing.T) {
 	}
 }
 
-// The documented limit, through the guard: lose the lock's counter and the
-// next holder is issued the stale holder's token, so the stale holder's
-// transaction is accepted after the new holder's.
+// The documented limit of counter-only tokens (lock.WithCounterTokens),
+// through the guard: lose the lock's counter and the next holder is issued
+// the stale holder's token, so the stale holder's transaction is accepted
+// after the new holder's.
 func TestLostLockCounterReissuesTokenAndStaleTransactionIsAccepted(t *testing.T) {
 	pool, store := setupLedger(t)
-	s := redistest.Start(t)
-	c := s.Client(t)
-	locker, err := lock.New(c, lock.WithPrefix(s.Prefix()+"lock:"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	a, err := locker.Acquire(ctx, "acct", 50*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, err := c.Del(ctx, s.Prefix()+"lock:{acct}:token").Result(); err != nil || n != 1 {
-		t.Fatalf("delete the counter: %d, %v", n, err)
-	}
-	var b *lock.Lease
-	for {
-		if b, err = locker.Acquire(ctx, "acct", time.Second); err == nil {
-			break
-		}
-		if !errors.Is(err, lock.ErrHeld) {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	a, b := loseCounterBetweenTwoHolders(t, lock.WithCounterTokens())
 	t.Logf("A token %d, B token %d after the counter was lost", a.Token, b.Token)
 	if b.Token != a.Token {
 		t.Fatalf("B got %d, A had %d: expected the token to be reissued", b.Token, a.Token)
@@ -231,5 +210,53 @@ func TestLostLockCounterReissuesTokenAndStaleTransactionIsAccepted(t *testing.T)
 	}
 	if last, l, _ := traces(t, pool, "A"); last != "A" || l != 1 {
 		t.Fatalf("last %q, %d ledger entries of A; want A's transaction landed", last, l)
+	}
+}
+
+// With the default tokens the same loss issues B a token above A's, and the
+// guard refuses A's transaction.
+func TestLostLockCounterWithDefaultTokensStillRefusesTheStaleTransaction(t *testing.T) {
+	pool, store := setupLedger(t)
+	ctx := context.Background()
+	a, b := loseCounterBetweenTwoHolders(t)
+	t.Logf("A token %d, B token %d after the counter was lost", a.Token, b.Token)
+	if b.Token <= a.Token {
+		t.Fatalf("B got %d, A had %d: the lost counter reissued a token", b.Token, a.Token)
+	}
+	if err := transfer(pool, store, true)(ctx, "B", b.Token); err != nil {
+		t.Fatal(err)
+	}
+	wantStale(t, transfer(pool, store, true)(ctx, "A", a.Token), a.Token, b.Token)
+	if _, l, _ := traces(t, pool, "A"); l != 0 {
+		t.Fatalf("%d ledger entries of A; want none: the stale transaction landed", l)
+	}
+}
+
+// loseCounterBetweenTwoHolders lets A take the lock, deletes its fencing
+// counter, and returns A's lease and that of B, who acquires once A's lease
+// has expired.
+func loseCounterBetweenTwoHolders(t *testing.T, opts ...lock.Option) (a, b *lock.Lease) {
+	t.Helper()
+	s := redistest.Start(t)
+	c := s.Client(t)
+	locker, err := lock.New(c, append([]lock.Option{lock.WithPrefix(s.Prefix() + "lock:")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if a, err = locker.Acquire(ctx, "acct", 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Del(ctx, s.Prefix()+"lock:{acct}:token").Result(); err != nil || n != 1 {
+		t.Fatalf("delete the counter: %d, %v", n, err)
+	}
+	for {
+		if b, err = locker.Acquire(ctx, "acct", time.Second); err == nil {
+			return a, b
+		}
+		if !errors.Is(err, lock.ErrHeld) {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
