@@ -6,7 +6,7 @@ require (
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis-primitives/go/lock v0.1.0
 	github.com/redis-primitives/go/luascripts v0.1.0
-	github.com/redis/go-redis/v9 v9.16.0
+	github.com/redis/go-redis/v9 v9.7.3
 )
 
 require (
