@@ -75,8 +75,8 @@ const (
 	modePeek  mode = "peek"
 )
 
-// run validates and makes the decision in one script call.
-func (l *Limiter) run(ctx context.Context, m mode, key string, r Rule, n int) (Result, error) {
+// decide validates and makes the decision in one script call.
+func (l *Limiter) decide(ctx context.Context, m mode, key string, r Rule, n int) (Result, error) {
 	if key == "" {
 		return Result{}, fmt.Errorf("%w: empty key", ErrInvalidKey)
 	}

@@ -14,6 +14,8 @@ const DefaultPrefix = "ratelimit:"
 type config struct {
 	prefix string
 	pinned func() time.Time
+
+	observer // WithHook, WithLogger
 }
 
 // An Option changes a Limiter built by New. Each validates its input; New
