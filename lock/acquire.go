@@ -40,13 +40,24 @@ func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, wa
 		value: newValue(l.cfg.owner),
 	}
 	keys, args := lease.acquireArgs(l.cfg.tokenClock(), waiting)
-	if l.cfg.replicas > 0 {
-		return l.acquireReplicated(ctx, lease, keys, args)
-	}
 	lease.RequestedAt = time.Now()
+	var got *Lease
+	if l.cfg.replicas > 0 {
+		got, err = l.acquireReplicated(ctx, lease, keys, args)
+	} else {
+		got, err = l.acquireOne(ctx, lease, keys, args)
+	}
+	if l.cfg.on() {
+		l.acquireEvent(ctx, name, lease.RequestedAt, got, err)
+	}
+	return got, err
+}
+
+// acquireOne runs the acquire script for lease.
+func (l *Locker) acquireOne(ctx context.Context, lease *Lease, keys []string, args []any) (*Lease, error) {
 	res, err := acquireScript.Run(ctx, l.client, keys, args...).Result()
 	if err != nil {
-		return nil, wrap(ctx, "acquire", name, err)
+		return nil, wrap(ctx, "acquire", lease.Name, err)
 	}
 	if err := lease.acquired(res); err != nil {
 		return nil, err
@@ -71,6 +82,7 @@ func (lease *Lease) acquired(res any) error {
 	case int64:
 		if r > 0 {
 			lease.Token = r
+			lease.acquiredAt = lease.RequestedAt
 			return nil
 		}
 	case []any:

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -207,4 +209,57 @@ func ExampleLocker_ForceRelease() {
 		log.Fatal(err)
 	}
 	fmt.Println("lock deleted:", deleted)
+}
+
+// Count contention and lost leases; a metrics adapter (module telemetry)
+// plugs in the same way.
+func ExampleWithHook() {
+	var refused, lost atomic.Int64
+	locker, err := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+		lock.WithHook(func(_ context.Context, e lock.Event) {
+			switch {
+			case e.Op == lock.OpAcquire && e.Outcome == lock.OutcomeHeld:
+				refused.Add(1)
+			case e.Op == lock.OpLost:
+				lost.Add(1)
+			}
+		}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = locker
+}
+
+// Log each lease lost while held, and each release that found its lease
+// already lost, at level Warn; nothing else.
+func ExampleWithLogger() {
+	locker, err := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+		lock.WithLogger(slog.Default()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = locker
+}
+
+// A hook sees each decision with its facts.
+func ExampleEvent() {
+	hook := func(_ context.Context, e lock.Event) {
+		switch e.Outcome {
+		case lock.OutcomeHeld:
+			fmt.Printf("%s %q refused: held by %s (token %d) for %v\n", e.Op, e.Name, e.Holder.Owner, e.Holder.Token, e.Holder.TTL)
+		case lock.OutcomeNotHeld, lock.OutcomeDeadline:
+			fmt.Printf("%s %q token %d: %s after %v held\n", e.Op, e.Name, e.Token, e.Outcome, e.HeldFor)
+		default:
+			fmt.Printf("%s %q: %s in %v\n", e.Op, e.Name, e.Outcome, e.Latency)
+		}
+	}
+	ctx := context.Background()
+	hook(ctx, lock.Event{Op: lock.OpAcquire, Outcome: lock.OutcomeAcquired, Name: "job", Token: 7, Latency: 300 * time.Microsecond})
+	hook(ctx, lock.Event{Op: lock.OpAcquire, Outcome: lock.OutcomeHeld, Name: "job",
+		Holder: lock.Holder{Held: true, Token: 7, Owner: "node-a", TTL: 9 * time.Second}})
+	hook(ctx, lock.Event{Op: lock.OpLost, Outcome: lock.OutcomeDeadline, Name: "job", Token: 7, HeldFor: 12 * time.Second})
+	// Output:
+	// acquire "job": acquired in 300µs
+	// acquire "job" refused: held by node-a (token 7) for 9s
+	// lost "job" token 7: deadline after 12s held
 }

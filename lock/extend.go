@@ -36,6 +36,18 @@ func (l *Locker) Extend(ctx context.Context, lease *Lease, ttl time.Duration) er
 
 // extend is Extend without touching the lease, for the Keeper's goroutine.
 func (l *Locker) extend(ctx context.Context, lease *Lease, ttl time.Duration) error {
+	var start time.Time
+	if l.cfg.on() {
+		start = time.Now()
+	}
+	err := l.extendOnce(ctx, lease, ttl)
+	if l.cfg.on() {
+		l.extendEvent(ctx, lease, start, err)
+	}
+	return err
+}
+
+func (l *Locker) extendOnce(ctx context.Context, lease *Lease, ttl time.Duration) error {
 	n, err := extendScript.Run(ctx, l.client, lease.keys[:1], lease.value, ttl.Milliseconds()).Int()
 	if err != nil {
 		return wrap(ctx, "extend", lease.Name, err)

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	_ "embed"
+	"time"
 
 	"github.com/redis-primitives/go/luascripts"
 )
@@ -25,9 +26,20 @@ func (l *Locker) ForceRelease(ctx context.Context, name string) (bool, error) {
 	if err := checkName(name); err != nil {
 		return false, err
 	}
+	start := time.Now()
 	n, err := forceReleaseScript.Run(ctx, l.client, []string{l.cfg.lockKey(name)}).Int()
 	if err != nil {
-		return false, wrap(ctx, "force release", name, err)
+		err = wrap(ctx, "force release", name, err)
 	}
-	return n == 1, nil
+	if l.cfg.on() {
+		e := Event{Op: OpForceRelease, Outcome: OutcomeReleased, Name: name, Latency: time.Since(start), Err: err}
+		switch {
+		case err != nil:
+			e.Outcome = OutcomeError
+		case n != 1:
+			e.Outcome = OutcomeNotHeld
+		}
+		l.cfg.observe(ctx, e)
+	}
+	return err == nil && n == 1, err
 }

@@ -80,9 +80,12 @@ func (k *Keeper) renewNow(ctx context.Context) error {
 	sent := time.Now()
 	if err := k.locker.extend(ctx, &k.lease, k.lease.TTL); err != nil {
 		if errors.Is(err, ErrNotHeld) {
-			return fmt.Errorf("%w: %w", ErrLeaseLost, err)
+			err = fmt.Errorf("%w: %w", ErrLeaseLost, err)
+		} else {
+			err = fmt.Errorf("%w: %w; renewal: %w", ErrLeaseLost, ErrDeadline, err)
 		}
-		return fmt.Errorf("%w: %w; renewal: %w", ErrLeaseLost, ErrDeadline, err)
+		k.locker.lostEvent(ctx, &k.lease, err)
+		return err
 	}
 	k.lease.RequestedAt = sent
 	return nil
@@ -221,6 +224,8 @@ func (k *Keeper) run() {
 func (k *Keeper) lose(err error) {
 	k.mu.Lock()
 	k.err = err
+	lease := k.lease
 	k.mu.Unlock()
+	k.locker.lostEvent(k.ctx, &lease, err)
 	k.cancel(err)
 }

@@ -25,6 +25,8 @@ type config struct {
 
 	counterTokens bool             // WithCounterTokens
 	serverTime    func() time.Time // WithServerTimeForTests
+
+	observer // WithHook, WithLogger
 }
 
 func defaults() config {

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	_ "embed"
+	"time"
 
 	"github.com/redis-primitives/go/luascripts"
 )
@@ -24,9 +25,16 @@ func (l *Locker) Release(ctx context.Context, lease *Lease) (bool, error) {
 	if err := checkLease(lease); err != nil {
 		return false, err
 	}
+	var start time.Time
+	if l.cfg.on() {
+		start = time.Now()
+	}
 	n, err := releaseScript.Run(ctx, l.client, lease.keys[:1], &lease.value).Int()
 	if err != nil {
-		return false, wrap(ctx, "release", lease.Name, err)
+		err = wrap(ctx, "release", lease.Name, err)
 	}
-	return n == 1, nil
+	if l.cfg.on() {
+		l.releaseEvent(ctx, lease, start, n == 1, err)
+	}
+	return err == nil && n == 1, err
 }

@@ -3,7 +3,6 @@ package lock
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -14,7 +13,6 @@ import (
 // single-server client guarantees.
 func (l *Locker) acquireReplicated(ctx context.Context, lease *Lease, keys []string, args []any) (*Lease, error) {
 	var wait *redis.Cmd
-	lease.RequestedAt = time.Now()
 	cmd := acquireScript.RunPipelined(ctx, l.client.Pipeline, keys, args, func(p redis.Pipeliner) {
 		wait = p.Do(ctx, "WAIT", l.cfg.replicas, l.cfg.replicaTimeout.Milliseconds())
 	})

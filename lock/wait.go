@@ -23,13 +23,21 @@ import (
 // backoff (see WithWaitBackoff), whichever comes first. Waiters that wake
 // together race with one Acquire each; one wins. Fairness is not promised.
 // The subscription ends before AcquireWait returns.
-func (l *Locker) AcquireWait(ctx context.Context, name string, ttl time.Duration) (*Lease, error) {
+func (l *Locker) AcquireWait(ctx context.Context, name string, ttl time.Duration) (lease *Lease, err error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
 	if _, err := checkTTL(ttl); err != nil {
 		return nil, err
 	}
+	if l.cfg.on() {
+		start := time.Now()
+		defer func() { l.waitEvent(ctx, name, start, lease, err) }()
+	}
+	return l.acquireWait(ctx, name, ttl)
+}
+
+func (l *Locker) acquireWait(ctx context.Context, name string, ttl time.Duration) (*Lease, error) {
 	lease, err := l.Acquire(ctx, name, ttl)
 	var held *HeldError
 	if !errors.As(err, &held) {

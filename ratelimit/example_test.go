@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -161,4 +163,53 @@ func ExampleLimiter_WaitN() {
 	if errors.Is(err, ratelimit.ErrInvalidN) {
 		log.Print("a batch larger than the burst can never be sent at once")
 	}
+}
+
+// Count rejections by the limit that bound them; a metrics adapter (module
+// telemetry) plugs in the same way.
+func ExampleWithHook() {
+	var mu sync.Mutex
+	rejected := map[string]int{}
+	limiter, err := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+		ratelimit.WithHook(func(_ context.Context, d ratelimit.Decision) {
+			if d.Err == nil && !d.Allowed {
+				mu.Lock()
+				rejected[d.Limit.Name()]++
+				mu.Unlock()
+			}
+		}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = limiter
+}
+
+// Log each call that got no decision from Redis, at level Warn.
+func ExampleWithLogger() {
+	limiter, err := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+		ratelimit.WithLogger(slog.Default()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = limiter
+}
+
+// A hook sees each decision with the binding limit's name.
+func ExampleDecision() {
+	hook := func(_ context.Context, d ratelimit.Decision) {
+		switch {
+		case d.Err != nil:
+			fmt.Printf("%s %s: no decision: %v\n", d.Op, d.Key, d.Err)
+		case d.Allowed:
+			fmt.Printf("%s %s: allowed by %s, %d left\n", d.Op, d.Key, d.Limit.Name(), d.Remaining)
+		default:
+			fmt.Printf("%s %s: rejected by %s, retry after %v\n", d.Op, d.Key, d.Limit.Name(), d.RetryAfter)
+		}
+	}
+	perMinute := ratelimit.SlidingLog(100, time.Minute).Named("per-minute")
+	hook(context.Background(), ratelimit.Decision{Op: "allow", Key: "user:42", Allowed: true, Limit: perMinute, Remaining: 99})
+	hook(context.Background(), ratelimit.Decision{Op: "allow", Key: "user:42", Limit: perMinute, RetryAfter: 1500 * time.Millisecond})
+	// Output:
+	// allow user:42: allowed by per-minute, 99 left
+	// allow user:42: rejected by per-minute, retry after 1.5s
 }

@@ -92,9 +92,10 @@ func (m mode) arg() any {
 	return "peek"
 }
 
-// run validates and makes the decision: from the deny cache when it holds
-// the answer, otherwise in one script call.
-func (l *Limiter) run(ctx context.Context, m mode, key string, r Rule, n int) (Result, error) {
+// decide validates and makes the decision: from the deny cache when it
+// holds the answer, otherwise in one script call. run (observe.go) wraps
+// it for the hook and the logger.
+func (l *Limiter) decide(ctx context.Context, m mode, key string, r Rule, n int) (Result, error) {
 	if key == "" {
 		return Result{}, fmt.Errorf("%w: empty key", ErrInvalidKey)
 	}

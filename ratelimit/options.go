@@ -15,6 +15,8 @@ type config struct {
 	prefix    string
 	pinned    func() time.Time
 	denyCache int
+
+	observer // WithHook, WithLogger
 }
 
 // An Option changes a Limiter built by New. Each validates its input; New

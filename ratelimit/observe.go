@@ -1,0 +1,98 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Decision is one call's answer, given to the hook set with WithHook: every
+// Allow, AllowN, Take and Peek (and each attempt of Wait) that reached
+// Redis. Bad input (an empty key, an invalid limit or n) is returned before
+// any decision and is not reported.
+type Decision struct {
+	Op  string // "allow" (Allow, AllowN, Wait), "take" or "peek"
+	Key string // the caller's key, before the prefix
+	// Allowed, Limit, Granted, Remaining and RetryAfter are the Result's:
+	// Limit is the binding limit (for a Policy, the one that decided).
+	Allowed    bool
+	Limit      Limit
+	Granted    int
+	Remaining  int
+	RetryAfter time.Duration
+	// Latency is how long the call took, its one round trip included.
+	Latency time.Duration
+	// Err is the error of a call that got no answer from Redis (a network
+	// or script error); the other fields but Op, Key and Latency are then
+	// zero, Limit excepted for a single Limit.
+	Err error
+}
+
+// observer is what WithHook and WithLogger set; the zero value observes
+// nothing and costs a nil check per call.
+type observer struct {
+	hook   func(context.Context, Decision)
+	logger *slog.Logger
+}
+
+// WithHook calls hook with every decision, allowed, rejected or failed, in
+// the caller's goroutine, after the round trip and before the call
+// returns. Keep it fast: it adds to every call's latency. A metrics or
+// tracing adapter plugs in here. hook must not be nil.
+func WithHook(hook func(ctx context.Context, d Decision)) Option {
+	return func(c *config) error {
+		if hook == nil {
+			return fmt.Errorf("%w: nil hook", ErrInvalidOption)
+		}
+		c.hook = hook
+		return nil
+	}
+}
+
+// WithLogger logs, at level Warn, each call that failed to get a decision
+// from Redis (the caller must then fail open or closed); rejections are
+// the limiter working and are not logged. Nothing is logged without this
+// option. logger must not be nil.
+func WithLogger(logger *slog.Logger) Option {
+	return func(c *config) error {
+		if logger == nil {
+			return fmt.Errorf("%w: nil logger", ErrInvalidOption)
+		}
+		c.logger = logger
+		return nil
+	}
+}
+
+// run is decide, reported to the hook and the logger when set.
+func (l *Limiter) run(ctx context.Context, m mode, key string, r Rule, n int) (Result, error) {
+	o := &l.cfg.observer
+	if o.hook == nil && o.logger == nil {
+		return l.decide(ctx, m, key, r, n)
+	}
+	start := time.Now()
+	res, err := l.decide(ctx, m, key, r, n)
+	if err != nil && badInput(err) {
+		return res, err
+	}
+	d := Decision{
+		Op: string(m), Key: key, Allowed: res.Allowed, Limit: res.Limit, Granted: res.Granted,
+		Remaining: res.Remaining, RetryAfter: res.RetryAfter, Latency: time.Since(start), Err: err,
+	}
+	if lim, ok := r.(Limit); ok && err != nil {
+		d.Limit = lim
+	}
+	if o.hook != nil {
+		o.hook(ctx, d)
+	}
+	if o.logger != nil && err != nil {
+		o.logger.LogAttrs(ctx, slog.LevelWarn, "ratelimit: no decision",
+			slog.String("op", d.Op), slog.String("key", key), slog.String("error", err.Error()))
+	}
+	return res, err
+}
+
+func badInput(err error) bool {
+	return errors.Is(err, ErrInvalidKey) || errors.Is(err, ErrInvalidLimit) || errors.Is(err, ErrInvalidN)
+}

@@ -1,0 +1,72 @@
+package telemetry
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/redis-primitives/go/election"
+)
+
+// Attribute keys of election metrics.
+const (
+	AttrElectionName       = attribute.Key("election.name")
+	AttrElectionTransition = attribute.Key("election.transition")      // elected, demoted or follower
+	AttrElectionReason     = attribute.Key("election.demotion.reason") // election.Reason, in snake case
+)
+
+// Election returns an Observer for the election called name (the same
+// name as its Config.Name) that records:
+//
+//   - election.transitions ({transition}): by election.name and
+//     election.transition (elected, demoted with election.demotion.reason,
+//     follower);
+//   - election.term.duration (s): each term's length, by reason;
+//   - election.leader ({leader}): 1 while this node leads, 0 otherwise.
+//
+// The Observer has no context, so it records no spans. To observe with
+// your own callbacks as well, call the returned Observer's fields from
+// yours. Use one Observer per Elector.
+func (t *Telemetry) Election(name string) election.Observer {
+	o := &electionObserver{t: t, name: AttrElectionName.String(name)}
+	return election.Observer{OnElected: o.elected, OnDemoted: o.demoted, OnFollower: o.follower}
+}
+
+type electionObserver struct {
+	t    *Telemetry
+	name attribute.KeyValue
+
+	mu    sync.Mutex
+	since time.Time // when this node was elected; zero while not leading
+}
+
+func (o *electionObserver) elected(int64) {
+	ctx := context.Background()
+	o.mu.Lock()
+	o.since = time.Now()
+	o.mu.Unlock()
+	o.t.electionTransitions.Add(ctx, 1, metric.WithAttributes(o.name, AttrElectionTransition.String("elected")))
+	o.t.electionLeader.Add(ctx, 1, metric.WithAttributes(o.name))
+}
+
+func (o *electionObserver) demoted(_ int64, r election.Reason) {
+	ctx := context.Background()
+	reason := AttrElectionReason.String(strings.ReplaceAll(r.String(), " ", "_"))
+	o.mu.Lock()
+	start := o.since
+	o.since = time.Time{}
+	o.mu.Unlock()
+	o.t.electionTransitions.Add(ctx, 1, metric.WithAttributes(o.name, AttrElectionTransition.String("demoted"), reason))
+	if !start.IsZero() {
+		o.t.electionTerm.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.name, reason))
+		o.t.electionLeader.Add(ctx, -1, metric.WithAttributes(o.name))
+	}
+}
+
+func (o *electionObserver) follower(election.LeaderInfo) {
+	o.t.electionTransitions.Add(context.Background(), 1, metric.WithAttributes(o.name, AttrElectionTransition.String("follower")))
+}

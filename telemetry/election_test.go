@@ -1,0 +1,99 @@
+package telemetry_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/telemetry"
+)
+
+// A node that wins and resigns is counted elected and demoted (resigned),
+// its term is recorded and election.leader goes back to 0; a node that
+// finds it leading is counted follower.
+func TestElectionElectedDemotedAndFollowerAreCounted(t *testing.T) {
+	s := redistest.Start(t)
+	o := newOtel(t)
+	newNode := func(id string) *election.Elector {
+		e, err := election.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true }), election.Config{
+			Name: "reports", NodeID: id, Prefix: s.Prefix(), TTL: time.Second,
+			Observer: o.Election("reports"),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	a, b := newNode("a"), newNode("b")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	elected := make(chan struct{})
+	resign := make(chan struct{})
+	done := make(chan error, 1)
+	var once sync.Once
+	go func() {
+		done <- a.Run(ctx, func(ctx context.Context, _ election.Term) error {
+			first := false
+			once.Do(func() { close(elected); first = true })
+			if first {
+				<-resign
+				return nil
+			}
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	<-elected
+	followed := make(chan error, 1)
+	bctx, bcancel := context.WithCancel(ctx)
+	go func() {
+		followed <- b.Run(bctx, func(ctx context.Context, _ election.Term) error { <-ctx.Done(); return nil })
+	}()
+
+	name := telemetry.AttrElectionName.String("reports")
+	tr := telemetry.AttrElectionTransition
+	waitUntil(t, 5*time.Second, "b counted as follower", func() bool {
+		return o.value(t, "election.transitions", name, tr.String("follower")) == 1
+	})
+	if got := o.value(t, "election.leader", name); got != 1 {
+		t.Errorf("election.leader = %d while a leads, want 1", got)
+	}
+	bcancel()
+	<-followed
+	reason := telemetry.AttrElectionReason.String("resigned")
+	close(resign)
+	waitUntil(t, 5*time.Second, "a counted demoted, resigned", func() bool {
+		return o.value(t, "election.transitions", name, tr.String("demoted"), reason) == 1
+	})
+	cancel() // a may have been elected again meanwhile: that term ends stopped
+	<-done
+
+	if got := o.value(t, "election.transitions", name, tr.String("elected")); got < 1 {
+		t.Errorf("elected = %d, want ≥ 1", got)
+	}
+	if got := o.value(t, "election.transitions", name, tr.String("demoted"), reason); got != 1 {
+		t.Errorf("demoted{resigned} = %d, want 1", got)
+	}
+	if got := o.value(t, "election.term.duration", name, reason); got != 1 {
+		t.Errorf("election.term.duration{resigned} count %d, want 1", got)
+	}
+	if got := o.value(t, "election.leader", name); got != 0 {
+		t.Errorf("election.leader = %d after the terms, want 0", got)
+	}
+}
+
+func waitUntil(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", within, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,89 @@
+package telemetry_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/lock"
+	"github.com/redis-primitives/go/ratelimit"
+	"github.com/redis-primitives/go/telemetry"
+)
+
+// Examples that need a server only compile; the tests run the same calls
+// against real servers.
+
+// One Telemetry per process, its options passed to each primitive.
+func Example() {
+	// The global providers, as set by otel.SetMeterProvider and
+	// otel.SetTracerProvider at start-up (an exporter's setup).
+	tel, err := telemetry.New(
+		telemetry.WithMeterProvider(otel.GetMeterProvider()),
+		telemetry.WithTracerProvider(otel.GetTracerProvider()),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	locker, _ := lock.New(rdb, tel.Lock())
+	limiter, _ := ratelimit.New(rdb, tel.RateLimit())
+	store, _ := fence.New(rdb, tel.Fence())
+	leader, _ := election.New(rdb, election.Config{Name: "reports", Observer: tel.Election("reports")})
+	_, _, _, _ = locker, limiter, store, leader
+}
+
+// Lock names as attributes, for a Locker with a few fixed names.
+func ExampleWithLockNames() {
+	tel, err := telemetry.New(telemetry.WithLockNames())
+	if err != nil {
+		log.Fatal(err)
+	}
+	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}), tel.Lock())
+	_, _ = locker.Acquire(context.Background(), "nightly-report", time.Minute)
+}
+
+// Keep your own callbacks next to the Observer's.
+func ExampleTelemetry_Election() {
+	tel, _ := telemetry.New()
+	obs := tel.Election("reports")
+	onDemoted := obs.OnDemoted
+	obs.OnDemoted = func(epoch int64, r election.Reason) {
+		onDemoted(epoch, r)
+		log.Printf("stepped down from epoch %d: %v", epoch, r)
+	}
+	_, _ = election.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+		election.Config{Name: "reports", Observer: obs})
+}
+
+// A store of your own reports its verdicts the same way; here read back
+// through the SDK's in-memory reader.
+func ExampleTelemetry_RecordFenceWrite() {
+	reader := sdkmetric.NewManualReader()
+	tel, err := telemetry.New(telemetry.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	tel.RecordFenceWrite(ctx, telemetry.FenceWrite{Store: "s3", Operation: "put", Token: 7, Accepted: true})
+	tel.RecordFenceWrite(ctx, telemetry.FenceWrite{Store: "s3", Operation: "put", Token: 6, Highest: 7})
+
+	var rm metricdata.ResourceMetrics
+	_ = reader.Collect(ctx, &rm)
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			outcome, _ := p.Attributes.Value(telemetry.AttrFenceOutcome)
+			fmt.Println(m.Name, outcome.AsString(), p.Value)
+		}
+	}
+	// Unordered output:
+	// fence.writes accepted 1
+	// fence.writes stale 1
+}

@@ -1,0 +1,74 @@
+package telemetry_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/ratelimit"
+	"github.com/redis-primitives/go/telemetry"
+)
+
+// Rejections are counted by the limit that bound them, admissions by the
+// limit with the fewest left; a Redis error is its own series; keys are
+// attributes only WithKeys.
+func TestRateLimitRejectionsAreCountedByTheBindingLimit(t *testing.T) {
+	s := redistest.Start(t)
+	o := newOtel(t)
+	c := s.Client(t)
+	l, err := ratelimit.New(c, ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	policy := ratelimit.Policy{
+		ratelimit.SlidingLog(2, time.Minute).Named("burst"),
+		ratelimit.SlidingCounter(100, time.Hour).Named("hourly"),
+	}
+	for range 5 {
+		if _, err := l.Allow(ctx, "user:1", policy); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = c.Close()
+	_, _ = l.Allow(ctx, "user:1", ratelimit.GCRA(1, time.Second, 1).Named("gcra"))
+
+	op, out, lim := telemetry.AttrRateLimitOperation.String("allow"), telemetry.AttrRateLimitOutcome, telemetry.AttrRateLimitLimit
+	for _, c := range []struct {
+		outcome, limit string
+		want           int64
+	}{{"allowed", "burst", 2}, {"rejected", "burst", 3}, {"error", "gcra", 1}} {
+		if got := o.value(t, "ratelimit.decisions", op, out.String(c.outcome), lim.String(c.limit)); got != c.want {
+			t.Errorf("ratelimit.decisions{%s %s} = %d, want %d", c.outcome, c.limit, got, c.want)
+		}
+		if got := o.value(t, "ratelimit.decision.duration", op, out.String(c.outcome), lim.String(c.limit)); got != c.want {
+			t.Errorf("ratelimit.decision.duration{%s %s} count %d, want %d", c.outcome, c.limit, got, c.want)
+		}
+	}
+	for _, p := range o.points(t, "ratelimit.decisions") {
+		if _, ok := p.attrs.Value(telemetry.AttrRateLimitKey); ok {
+			t.Errorf("key recorded without WithKeys: %v", p.attrs)
+		}
+	}
+	if sp := o.spanNamed("ratelimit.allow"); len(sp) != 6 {
+		t.Errorf("%d ratelimit.allow spans, want 6", len(sp))
+	}
+}
+
+func TestRateLimitKeyIsAnAttributeOnlyWhenAskedFor(t *testing.T) {
+	s := redistest.Start(t)
+	o := newOtel(t, telemetry.WithKeys())
+	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Peek(context.Background(), "user:1", ratelimit.GCRA(1, time.Second, 1).Named("g")); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.value(t, "ratelimit.decisions", telemetry.AttrRateLimitOperation.String("peek"),
+		telemetry.AttrRateLimitOutcome.String("allowed"), telemetry.AttrRateLimitLimit.String("g"),
+		telemetry.AttrRateLimitKey.String("user:1")); got != 1 {
+		t.Errorf("peek{key=user:1} = %d, want 1", got)
+	}
+}

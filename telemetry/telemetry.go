@@ -1,0 +1,161 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ScopeName is the instrumentation scope of every meter and tracer this
+// package makes.
+const ScopeName = "github.com/redis-primitives/go/telemetry"
+
+// ErrInvalidOption is returned by New for a nil option or a bad value.
+var ErrInvalidOption = errors.New("telemetry: invalid option")
+
+// Option changes what New builds.
+type Option func(*config) error
+
+type config struct {
+	mp        metric.MeterProvider
+	tp        trace.TracerProvider
+	lockNames bool
+	keys      bool
+}
+
+// WithMeterProvider sets where the metrics go (default: otel's global
+// MeterProvider, as set by otel.SetMeterProvider before New).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) error {
+		if mp == nil {
+			return fmt.Errorf("%w: nil MeterProvider", ErrInvalidOption)
+		}
+		c.mp = mp
+		return nil
+	}
+}
+
+// WithTracerProvider sets where the spans go (default: otel's global
+// TracerProvider, as set by otel.SetTracerProvider before New).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) error {
+		if tp == nil {
+			return fmt.Errorf("%w: nil TracerProvider", ErrInvalidOption)
+		}
+		c.tp = tp
+		return nil
+	}
+}
+
+// WithLockNames adds the lock's name (attribute lock.name) to lock metrics
+// and spans. Off by default: one time series per name is fine for a few
+// fixed names, not for a name per user or per job.
+func WithLockNames() Option {
+	return func(c *config) error { c.lockNames = true; return nil }
+}
+
+// WithKeys adds the caller's keys to metrics and spans: ratelimit.key, and
+// fence.key (a fence key, or a pgfence row id). Off by default, for the
+// same reason as WithLockNames, and more so: rate-limit keys are usually
+// one per user or per client address.
+func WithKeys() Option {
+	return func(c *config) error { c.keys = true; return nil }
+}
+
+// Telemetry turns the hooks of lock, ratelimit, fence, pgfence (through
+// package pgfencetel) and election into OpenTelemetry metrics and spans.
+// Make one per process and share it; it is safe for concurrent use.
+type Telemetry struct {
+	cfg    config
+	tracer trace.Tracer
+
+	lockDuration, lockWait, lockHold metric.Float64Histogram
+	lockLost                         metric.Int64Counter
+
+	rlDecisions metric.Int64Counter
+	rlDuration  metric.Float64Histogram
+
+	fenceWrites metric.Int64Counter
+
+	electionTransitions metric.Int64Counter
+	electionTerm        metric.Float64Histogram
+	electionLeader      metric.Int64UpDownCounter
+}
+
+// New makes the instruments. It fails with ErrInvalidOption for a nil or
+// bad option, and with the meter's error if an instrument cannot be made.
+func New(opts ...Option) (*Telemetry, error) {
+	var cfg config
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: option %d is nil", ErrInvalidOption, i)
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.mp == nil {
+		cfg.mp = otel.GetMeterProvider()
+	}
+	if cfg.tp == nil {
+		cfg.tp = otel.GetTracerProvider()
+	}
+	m := cfg.mp.Meter(ScopeName)
+	t := &Telemetry{cfg: cfg, tracer: cfg.tp.Tracer(ScopeName)}
+	var errs []error
+	hist := func(name, desc string) metric.Float64Histogram {
+		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(secondsBuckets...))
+		errs = append(errs, err)
+		return h
+	}
+	count := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	t.lockDuration = hist("lock.operation.duration", "Duration of lock operations (acquire, extend, release, force_release), by outcome.")
+	t.lockWait = hist("lock.wait.duration", "Time AcquireWait took, waiting included, by outcome.")
+	t.lockHold = hist("lock.hold.duration", "How long a lease was held, from its acquire to its release, by release outcome.")
+	t.lockLost = count("lock.lost", "{lease}", "Leases given up while held, by cause (not_held: found gone; deadline: no renewal in time).")
+	t.rlDecisions = count("ratelimit.decisions", "{decision}", "Rate-limit decisions, by outcome (allowed, rejected, error) and binding limit.")
+	t.rlDuration = hist("ratelimit.decision.duration", "Duration of rate-limit decisions, by outcome and binding limit.")
+	t.fenceWrites = count("fence.writes", "{write}", "Fenced writes, by outcome (accepted, or stale: refused for a token below the highest).")
+	t.electionTransitions = count("election.transitions", "{transition}", "Role transitions of this node (elected, demoted, follower), by election.")
+	t.electionTerm = hist("election.term.duration", "Length of this node's terms as leader, by demotion reason.")
+	var err error
+	t.electionLeader, err = m.Int64UpDownCounter("election.leader", metric.WithUnit("{leader}"),
+		metric.WithDescription("1 while this node leads the election, else 0."))
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("telemetry: instruments: %w", err)
+	}
+	return t, nil
+}
+
+// secondsBuckets suit calls of tens of microseconds (a lock round trip)
+// up to waits and terms of minutes.
+var secondsBuckets = []float64{
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+	0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600,
+}
+
+// span records a call that has already happened: it started latency ago
+// and ended now. Its parent is ctx's span.
+func (t *Telemetry) span(ctx context.Context, name string, latency time.Duration, err error, attrs ...attribute.KeyValue) {
+	now := time.Now()
+	_, s := t.tracer.Start(ctx, name, trace.WithTimestamp(now.Add(-latency)),
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	if err != nil {
+		s.RecordError(err, trace.WithTimestamp(now))
+		s.SetStatus(codes.Error, err.Error())
+	}
+	s.End(trace.WithTimestamp(now))
+}
