@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/lock"
 )
 
 // Defaults for the zero fields of a Config. The default SafetyMargin is
@@ -26,7 +27,8 @@ const (
 // Config describes one node's part in an election. Only Name is required.
 type Config struct {
 	// Name names the election. Every node that contends for the same
-	// leadership uses the same Name (and Prefix).
+	// leadership uses the same Name (and Prefix). It must not be empty or
+	// start with '}', as package lock requires of a lock's name.
 	Name string
 	// NodeID identifies this node to the others (Leader, OnFollower). The
 	// default is the host name and a random suffix. It labels; it does not
@@ -74,7 +76,13 @@ type Config struct {
 // withDefaults fills the zero fields and validates the result.
 func (c Config) withDefaults() (Config, error) {
 	if c.Name == "" {
-		return c, invalid("empty Name")
+		return c, &configError{also: lock.ErrInvalidName, detail: "empty Name"}
+	}
+	if c.Name[0] == '}' {
+		// As lock refuses it: "P{}…" has an empty hash tag, which Redis
+		// ignores, so the lease and its counter would hash apart.
+		return c, &configError{also: lock.ErrInvalidName, detail: fmt.Sprintf(
+			"Name %q starts with '}', which would empty the keys' hash tag", c.Name)}
 	}
 	if c.NodeID == "" {
 		c.NodeID = defaultNodeID()

@@ -1,22 +1,19 @@
 package election
 
-import (
-	"time"
-
-	"github.com/redis-primitives/go/fence"
-)
+import "time"
 
 // Term is one node's leadership: its epoch and a Fencer bound to it.
 //
 // The epoch is the lease's fencing token: every term of an election gets a
 // larger one than every term before it. Carry it on every side effect, and
 // have the resource refuse writes with an older epoch; Fencer does that for
-// Redis keys. A Term is a plain value, valid for as long as the term lasts
-// and harmless after: writes made with an old Term are refused once a newer
-// term has written.
+// Redis keys, and a refusal through it ends the term (ReasonFencedOut). A
+// Term is a plain value, valid for as long as the term lasts and harmless
+// after: writes made with an old Term are refused once a newer term has
+// written.
 type Term struct {
 	Epoch  int64
-	Fencer fence.Fencer
+	Fencer Fencer
 }
 
 // LeaderInfo describes who leads, as seen by Redis at one moment.
