@@ -34,6 +34,12 @@ type Config struct {
 	// default is the host name and a random suffix. It labels; it does not
 	// decide: two nodes with the same NodeID still exclude each other.
 	NodeID string
+	// Value is published with this node's leadership while it leads, for
+	// followers to read through Leader and OnLeaderChange: typically the
+	// address at which the leader serves (etcd's Campaign value). It is
+	// stored with the lease, so it changes with the leader atomically.
+	// Default empty.
+	Value string
 
 	// TTL is the lease's time to live. A leader that stops renewing (it
 	// crashed, it froze, it lost Redis) is replaced about one TTL later; a
@@ -69,7 +75,7 @@ type Config struct {
 	// leaders out of every key of the scope.
 	Fence *fence.Store
 
-	// Observer receives role transitions.
+	// Observer receives role transitions and leader changes.
 	Observer Observer
 }
 
@@ -86,6 +92,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.NodeID == "" {
 		c.NodeID = defaultNodeID()
+	}
+	if strings.Contains(c.NodeID, ownerSep) {
+		return c, invalid("NodeID %q contains a newline, which separates it from Value", c.NodeID)
 	}
 	if c.Prefix == "" {
 		c.Prefix = DefaultPrefix

@@ -22,6 +22,8 @@ var (
 	// ErrRunning is returned by Run when another Run of the same Elector
 	// has not returned yet: one Elector is one node.
 	ErrRunning = errors.New("election: already running")
+	// ErrNotLeading is returned by Resign when this node holds no term.
+	ErrNotLeading = errors.New("election: not leading")
 	// ErrNoLeader is returned by Leader when nobody holds the leadership.
 	ErrNoLeader = errors.New("election: no leader")
 	// ErrDemoted is matched by the *DemotedError that is the cause

@@ -25,9 +25,9 @@ import (
 //     errors before it are ridden out and retried; none after it
 //     (ReasonUnreachable, or ReasonDeadlinePassed when the process itself
 //     was not running at the deadline);
-//   - fn returns (ReasonResigned): the lease is released and this node sits
-//     out one RetryInterval before contending again, so another node can
-//     take over;
+//   - fn returns, or Resign is called (ReasonResigned): the lease is
+//     released and this node sits out one RetryInterval before contending
+//     again, so another node can take over;
 //   - a write through the term's Fencer is refused as stale
 //     (ReasonFencedOut): a newer term has written, so this one can write
 //     nothing more. The lease is released and this node sits out one
@@ -88,10 +88,11 @@ func (e *Elector) contend(ctx context.Context) (*lock.Lease, error) {
 				e.cfg.Observer.follower(leader)
 				told = true
 			}
+			e.see(leader)
 			// Blocks until a release notification, the lease's expiry or
 			// the fallback retry lets it win; returns at once on any
 			// other error.
-			lease, err = e.locker.AcquireWait(ctx, e.cfg.Name, e.cfg.TTL)
+			lease, err = e.waitWatching(ctx)
 		}
 		if err == nil {
 			return lease, nil
@@ -107,6 +108,39 @@ func (e *Elector) contend(ctx context.Context) (*lock.Lease, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// waitWatching waits for the lease (lock's AcquireWait). When the Observer
+// wants leader changes, a second goroutine meanwhile asks who leads every
+// RetryInterval, so that a term passing between two other nodes is seen;
+// it has stopped when waitWatching returns. Without OnLeaderChange, it
+// costs nothing.
+func (e *Elector) waitWatching(ctx context.Context) (*lock.Lease, error) {
+	if e.cfg.Observer.OnLeaderChange == nil {
+		return e.locker.AcquireWait(ctx, e.cfg.Name, e.cfg.TTL)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		t := time.NewTicker(e.cfg.RetryInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-t.C:
+			}
+			h, err := e.locker.Holder(wctx, e.cfg.Name)
+			if err == nil && h.Held && wctx.Err() == nil {
+				e.see(leaderInfo(h.Owner, h.Token, h.TTL))
+			}
+		}
+	}()
+	lease, err := e.locker.AcquireWait(ctx, e.cfg.Name, e.cfg.TTL)
+	stop()
+	<-watched // from here on, only this goroutine calls the Observer
+	return lease, err
 }
 
 // lead holds the term of lease until it ends, and says why. It returns an
@@ -129,7 +163,11 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 	}
 	stale := newStaleSignal()
 	term := Term{Epoch: lease.Token, Fencer: Fencer{f: e.fence.Fencer(lease.Token), end: stale}}
-	e.setTerm(term, k)
+	ctl := &termCtl{resign: make(chan struct{}), done: make(chan struct{})}
+	defer close(ctl.done)
+	e.setTerm(term, k, ctl)
+	elected := time.Now()
+	e.see(LeaderInfo{NodeID: e.cfg.NodeID, Value: e.cfg.Value, Epoch: term.Epoch, TTL: e.cfg.TTL})
 	e.cfg.Observer.elected(term.Epoch)
 
 	// fn's context is not the Keeper's, so that its cause can say why the
@@ -156,6 +194,11 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 		reason = e.why(ctx, k)
 	case <-stale.ch:
 		reason = e.fencedOut(ctx, k)
+	case <-ctl.resign:
+		reason = ReasonResigned
+		if k.Context().Err() != nil { // the term had ended anyway
+			reason = e.why(ctx, k)
+		}
 	case fnErr = <-fnDone:
 		fnReturned = true
 		reason = ReasonResigned
@@ -168,7 +211,7 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 	}
 	e.clearTerm()
 	cancelFn(&DemotedError{Epoch: term.Epoch, Reason: reason})
-	e.cfg.Observer.demoted(term.Epoch, reason)
+	e.cfg.Observer.demoted(term.Epoch, reason, time.Since(elected))
 
 	if fn != nil && !fnReturned {
 		<-fnDone // fn's context is cancelled; its error is that
