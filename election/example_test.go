@@ -249,3 +249,24 @@ func ExampleElector_NodeID() {
 	fmt.Println(e.NodeID(), e.IsLeader())
 	// Output: worker-3 false
 }
+
+// A liveness probe that restarts a node wedged while it believes it leads.
+func ExampleElector_HealthHandler() {
+	e, err := election.New(newClient(), election.Config{Name: "report-builder", TTL: 10 * time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go func() { _ = e.Run(context.Background(), nil) }()
+	http.Handle("/healthz", e.HealthHandler(2*time.Second))
+	log.Fatal(http.ListenAndServe(":8080", nil))
+}
+
+func ExampleElector_Healthy() {
+	e, err := election.New(newClient(), election.Config{Name: "report-builder"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := e.Healthy(time.Second); errors.Is(err, election.ErrPastDeadline) {
+		log.Fatal("wedged while leading: ", err)
+	}
+}
