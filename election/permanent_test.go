@@ -140,8 +140,10 @@ func TestTermWhoseFencedWriteIsRefusedAsStaleEndsFencedOutInsteadOfLeadingInName
 	cfg.Fence = store
 	causes := make(chan error, 4)
 	n := startNode(t, c, cfg, func(ctx context.Context, term election.Term) error {
-		// A newer term (of this election or another writer) has written.
-		if err := store.Set(ctx, term.Epoch+1_000_000, key, "newer"); err != nil {
+		// A newer term (of this election or another writer) has written:
+		// 2^40 above, far past any epoch this test will be issued, counter
+		// or hybrid clock (2^40 µs is 12 days).
+		if err := store.Set(ctx, term.Epoch+1<<40, key, "newer"); err != nil {
 			return err
 		}
 		if err := term.Fencer.Set(ctx, key, "mine"); !errors.Is(err, fence.ErrStale) {
@@ -187,7 +189,7 @@ func TestFnReturningErrStaleEndsTheTermFencedOutAndRunGoesOn(t *testing.T) {
 	cfg := baseConfig(s, "fencedout2", "a", ttl, renew)
 	cfg.Fence = store
 	n := startNode(t, c, cfg, func(ctx context.Context, term election.Term) error {
-		if err := store.Set(ctx, term.Epoch+1_000_000, key, "newer"); err != nil {
+		if err := store.Set(ctx, term.Epoch+1<<40, key, "newer"); err != nil {
 			return err
 		}
 		return term.Fencer.Set(ctx, key, "mine")
