@@ -75,7 +75,8 @@
 // error, on those no retry can fix: an ACL that refuses the election's
 // commands (NOPERM), a server without them (a Redis too old), a key of
 // another type under the election's keys (WRONGTYPE). New refuses a Name
-// package lock would refuse.
+// package lock would refuse. docs/decisions/0009-election-term-ends-on-a-stale-write.md
+// records both rules.
 //
 // Also not guaranteed, as for package lock: survival of a Redis failover or
 // of a restart without persistence (the epoch counter can go back and
