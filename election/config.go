@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/lock"
 )
 
 // Defaults for the zero fields of a Config. The default SafetyMargin is
@@ -26,12 +27,19 @@ const (
 // Config describes one node's part in an election. Only Name is required.
 type Config struct {
 	// Name names the election. Every node that contends for the same
-	// leadership uses the same Name (and Prefix).
+	// leadership uses the same Name (and Prefix). It must not be empty or
+	// start with '}', as package lock requires of a lock's name.
 	Name string
 	// NodeID identifies this node to the others (Leader, OnFollower). The
 	// default is the host name and a random suffix. It labels; it does not
 	// decide: two nodes with the same NodeID still exclude each other.
 	NodeID string
+	// Value is published with this node's leadership while it leads, for
+	// followers to read through Leader and OnLeaderChange: typically the
+	// address at which the leader serves (etcd's Campaign value). It is
+	// stored with the lease, so it changes with the leader atomically.
+	// Default empty.
+	Value string
 
 	// TTL is the lease's time to live. A leader that stops renewing (it
 	// crashed, it froze, it lost Redis) is replaced about one TTL later; a
@@ -67,17 +75,26 @@ type Config struct {
 	// leaders out of every key of the scope.
 	Fence *fence.Store
 
-	// Observer receives role transitions.
+	// Observer receives role transitions and leader changes.
 	Observer Observer
 }
 
 // withDefaults fills the zero fields and validates the result.
 func (c Config) withDefaults() (Config, error) {
 	if c.Name == "" {
-		return c, invalid("empty Name")
+		return c, &configError{also: lock.ErrInvalidName, detail: "empty Name"}
+	}
+	if c.Name[0] == '}' {
+		// As lock refuses it: "P{}…" has an empty hash tag, which Redis
+		// ignores, so the lease and its counter would hash apart.
+		return c, &configError{also: lock.ErrInvalidName, detail: fmt.Sprintf(
+			"Name %q starts with '}', which would empty the keys' hash tag", c.Name)}
 	}
 	if c.NodeID == "" {
 		c.NodeID = defaultNodeID()
+	}
+	if strings.Contains(c.NodeID, ownerSep) {
+		return c, invalid("NodeID %q contains a newline, which separates it from Value", c.NodeID)
 	}
 	if c.Prefix == "" {
 		c.Prefix = DefaultPrefix

@@ -57,6 +57,27 @@
 // So IsLeader is advisory: never gate a correctness-sensitive write on it.
 // Carry the epoch with the write.
 //
+// # When a write is refused as stale
+//
+// A write refused with fence.ErrStale proves a newer term has written: this
+// term can write nothing more, whatever its lease says. A refusal through
+// Term.Fencer ends the term at once (ReasonFencedOut: fn's context is
+// cancelled, the lease released, the Observer told). fn must stop on
+// fence.ErrStale, never retry the write: return (the error is then taken
+// for the term's end, not fn's failure), or let its context end it. A
+// refusal from a resource the Fencer does not write to (package pgfence,
+// through Term.Fencer.Token) is fn's to act on the same way: return.
+//
+// # Errors Run does not retry
+//
+// Run rides out Redis errors that may pass (a lost connection, a timeout, a
+// failover in progress) and retries them. It returns at once, with the
+// error, on those no retry can fix: an ACL that refuses the election's
+// commands (NOPERM), a server without them (a Redis too old), a key of
+// another type under the election's keys (WRONGTYPE). New refuses a Name
+// package lock would refuse. docs/decisions/0009-election-term-ends-on-a-stale-write.md
+// records both rules.
+//
 // Also not guaranteed, as for package lock: survival of a Redis failover or
 // of a restart without persistence (the epoch counter can go back and
 // epochs be issued twice), and expiry on the local clock (the server's

@@ -38,6 +38,16 @@ type Elector struct {
 	mu     sync.Mutex
 	term   Term
 	keeper *lock.Keeper // non-nil while this node holds a term
+	ctl    *termCtl     // non-nil while this node holds a term
+
+	seen LeaderInfo // the last term this node saw, for OnLeaderChange
+}
+
+// termCtl lets Resign end a term and wait for its end.
+type termCtl struct {
+	resign chan struct{} // closed by the first Resign
+	once   sync.Once
+	done   chan struct{} // closed once the term has ended and its lease is released
 }
 
 // New returns an Elector for cfg on client. It makes no round trip. It fails
@@ -53,7 +63,7 @@ func New(client Client, cfg Config) (*Elector, error) {
 	}
 	opts := []lock.Option{
 		lock.WithPrefix(cfg.Prefix),
-		lock.WithOwner(cfg.NodeID),
+		lock.WithOwner(ownerLabel(cfg.NodeID, cfg.Value)),
 		// A waiting follower's fallback retry, when no release notification
 		// or expiry wakes it first, is never later than RetryInterval.
 		lock.WithWaitBackoff(min(minWaitBackoff, cfg.RetryInterval), cfg.RetryInterval),
@@ -126,16 +136,51 @@ func (e *Elector) Leader(ctx context.Context) (LeaderInfo, error) {
 	if !h.Held {
 		return LeaderInfo{}, fmt.Errorf("%w: %q", ErrNoLeader, e.cfg.Name)
 	}
-	return LeaderInfo{NodeID: h.Owner, Epoch: h.Token, TTL: h.TTL}, nil
+	return leaderInfo(h.Owner, h.Token, h.TTL), nil
 }
 
-func (e *Elector) setTerm(t Term, k *lock.Keeper) {
+func (e *Elector) setTerm(t Term, k *lock.Keeper, ctl *termCtl) {
 	e.mu.Lock()
-	e.term, e.keeper = t, k
+	e.term, e.keeper, e.ctl = t, k, ctl
 	e.mu.Unlock()
 }
 
-func (e *Elector) clearTerm() { e.setTerm(Term{}, nil) }
+func (e *Elector) clearTerm() { e.setTerm(Term{}, nil, nil) }
+
+// Resign ends this node's current term as if fn had returned nil
+// (ReasonResigned): fn's context is cancelled, and once fn has returned the
+// lease is released, so a follower is elected at once, and this node sits
+// out one RetryInterval before contending again. Resign returns when the
+// lease is released, or with ctx's error if ctx ends first (the term ends
+// anyway). It returns ErrNotLeading when this node holds no term.
+//
+// etcd's Election.Resign; here the same as returning from fn, for code
+// outside fn.
+func (e *Elector) Resign(ctx context.Context) error {
+	e.mu.Lock()
+	ctl := e.ctl
+	e.mu.Unlock()
+	if ctl == nil {
+		return fmt.Errorf("%w: %q", ErrNotLeading, e.cfg.Name)
+	}
+	ctl.once.Do(func() { close(ctl.resign) })
+	select {
+	case <-ctl.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("election: resign %q: %w", e.cfg.Name, ctx.Err())
+	}
+}
+
+// see reports leader to OnLeaderChange if it is a term this node has not
+// seen yet. Only one goroutine of Run calls it at a time.
+func (e *Elector) see(leader LeaderInfo) {
+	if leader.Epoch == e.seen.Epoch && leader.NodeID == e.seen.NodeID {
+		return
+	}
+	e.seen = leader
+	e.cfg.Observer.leaderChange(leader)
+}
 
 // heldBy turns a refusal into who leads.
 func heldBy(err error) (LeaderInfo, bool) {
@@ -143,5 +188,5 @@ func heldBy(err error) (LeaderInfo, bool) {
 	if !errors.As(err, &held) {
 		return LeaderInfo{}, false
 	}
-	return LeaderInfo{NodeID: held.Owner, Epoch: held.Token, TTL: held.TTL}, true
+	return leaderInfo(held.Owner, held.Token, held.TTL), true
 }

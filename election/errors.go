@@ -22,6 +22,12 @@ var (
 	// ErrRunning is returned by Run when another Run of the same Elector
 	// has not returned yet: one Elector is one node.
 	ErrRunning = errors.New("election: already running")
+	// ErrPastDeadline is returned by Healthy (and reported by
+	// HealthHandler) when this node still holds a term past its local
+	// deadline: it is wedged.
+	ErrPastDeadline = errors.New("election: leading past the lease's deadline")
+	// ErrNotLeading is returned by Resign when this node holds no term.
+	ErrNotLeading = errors.New("election: not leading")
 	// ErrNoLeader is returned by Leader when nobody holds the leadership.
 	ErrNoLeader = errors.New("election: no leader")
 	// ErrDemoted is matched by the *DemotedError that is the cause

@@ -58,7 +58,9 @@ func ExampleElector_Run() {
 			}
 			err := term.Fencer.Set(ctx, "report:status", "running")
 			if errors.Is(err, fence.ErrStale) {
-				return nil // a newer leader has written: this term is over
+				// A newer term has written: this one has already ended
+				// (ReasonFencedOut). Stop; never retry the write.
+				return nil
 			}
 			if err != nil {
 				log.Printf("write: %v", err)
@@ -137,15 +139,72 @@ func ExampleObserver() {
 		Name: "report-builder",
 		Observer: election.Observer{
 			OnElected: func(epoch int64) { log.Printf("elected, epoch %d", epoch) },
-			OnDemoted: func(epoch int64, r election.Reason) { log.Printf("stepped down from epoch %d: %v", epoch, r) },
+			OnDemoted: func(epoch int64, r election.Reason, held time.Duration) {
+				log.Printf("stepped down from epoch %d after %v: %v", epoch, held, r)
+			},
 			OnFollower: func(l election.LeaderInfo) {
 				log.Printf("following %s (epoch %d)", l.NodeID, l.Epoch)
+			},
+			// Every node gets this, also one that never leads: route
+			// requests to whoever leads now.
+			OnLeaderChange: func(l election.LeaderInfo) {
+				log.Printf("leader is now %s at %s (epoch %d)", l.NodeID, l.Value, l.Epoch)
 			},
 		},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+// A leader publishes where it serves; followers read it with Leader (or
+// are told by Observer.OnLeaderChange) and forward to it.
+func ExampleConfig_value() {
+	e, err := election.New(newClient(), election.Config{Name: "api-primary", Value: "10.0.0.7:8443"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go func() { _ = e.Run(context.Background(), nil) }()
+
+	info, err := e.Leader(context.Background())
+	if err == nil {
+		fmt.Printf("forward writes to %s (node %s)\n", info.Value, info.NodeID)
+	}
+}
+
+// Resign hands leadership over from outside fn, for example before a
+// deploy drains this node: a follower is elected as soon as it returns.
+func ExampleElector_Resign() {
+	e, err := election.New(newClient(), election.Config{Name: "report-builder"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go func() { _ = e.Run(context.Background(), nil) }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	switch err := e.Resign(ctx); {
+	case errors.Is(err, election.ErrNotLeading):
+		fmt.Println("not leading; nothing to hand over")
+	case err != nil:
+		log.Print(err)
+	}
+}
+
+// Code that takes a fence.Fencer gets the term's with Fence; its stale
+// refusals do not end the term, so return from fn on them yourself.
+func ExampleFencer_Fence() {
+	e, err := election.New(newClient(), election.Config{Name: "report-builder"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = e.Run(context.Background(), func(ctx context.Context, term election.Term) error {
+		return saveReport(ctx, term.Fencer.Fence())
+	})
+}
+
+func saveReport(ctx context.Context, f fence.Fencer) error {
+	return f.Set(ctx, "report:latest", "...")
 }
 
 // fn can tell from its context why its term ended.
@@ -189,4 +248,25 @@ func ExampleElector_NodeID() {
 	}
 	fmt.Println(e.NodeID(), e.IsLeader())
 	// Output: worker-3 false
+}
+
+// A liveness probe that restarts a node wedged while it believes it leads.
+func ExampleElector_HealthHandler() {
+	e, err := election.New(newClient(), election.Config{Name: "report-builder", TTL: 10 * time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go func() { _ = e.Run(context.Background(), nil) }()
+	http.Handle("/healthz", e.HealthHandler(2*time.Second))
+	log.Fatal(http.ListenAndServe(":8080", nil))
+}
+
+func ExampleElector_Healthy() {
+	e, err := election.New(newClient(), election.Config{Name: "report-builder"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := e.Healthy(time.Second); errors.Is(err, election.ErrPastDeadline) {
+		log.Fatal("wedged while leading: ", err)
+	}
 }

@@ -45,9 +45,10 @@ func baseConfig(s *redistest.Server, name, node string, ttl, renew time.Duration
 
 // event is one Observer call, with when it happened.
 type event struct {
-	kind   string // "elected", "demoted", "follower"
+	kind   string // "elected", "demoted", "follower", "leader"
 	epoch  int64
 	reason election.Reason
+	held   time.Duration // for "demoted": the term's length
 	leader election.LeaderInfo
 	at     time.Time
 }
@@ -68,10 +69,11 @@ func (r *recorder) add(e event) {
 func (r *recorder) observer() election.Observer {
 	return election.Observer{
 		OnElected: func(epoch int64) { r.add(event{kind: "elected", epoch: epoch}) },
-		OnDemoted: func(epoch int64, reason election.Reason) {
-			r.add(event{kind: "demoted", epoch: epoch, reason: reason})
+		OnDemoted: func(epoch int64, reason election.Reason, held time.Duration) {
+			r.add(event{kind: "demoted", epoch: epoch, reason: reason, held: held})
 		},
-		OnFollower: func(l election.LeaderInfo) { r.add(event{kind: "follower", leader: l}) },
+		OnFollower:     func(l election.LeaderInfo) { r.add(event{kind: "follower", leader: l}) },
+		OnLeaderChange: func(l election.LeaderInfo) { r.add(event{kind: "leader", leader: l, epoch: l.Epoch}) },
 	}
 }
 

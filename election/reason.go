@@ -22,6 +22,10 @@ const (
 	// ReasonResigned: fn returned while the term was still valid. The lease
 	// was released.
 	ReasonResigned
+	// ReasonFencedOut: a write through the term's Fencer was refused as
+	// stale (fence.ErrStale): a newer term has written, so this one could
+	// no longer write anything. The lease was released.
+	ReasonFencedOut
 )
 
 // String returns the reason in words.
@@ -37,6 +41,8 @@ func (r Reason) String() string {
 		return "stopped"
 	case ReasonResigned:
 		return "resigned"
+	case ReasonFencedOut:
+		return "fenced out"
 	}
 	return "unknown reason"
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/lock"
 )
@@ -22,9 +25,14 @@ import (
 //     errors before it are ridden out and retried; none after it
 //     (ReasonUnreachable, or ReasonDeadlinePassed when the process itself
 //     was not running at the deadline);
-//   - fn returns (ReasonResigned): the lease is released and this node sits
-//     out one RetryInterval before contending again, so another node can
-//     take over;
+//   - fn returns, or Resign is called (ReasonResigned): the lease is
+//     released and this node sits out one RetryInterval before contending
+//     again, so another node can take over;
+//   - a write through the term's Fencer is refused as stale
+//     (ReasonFencedOut): a newer term has written, so this one can write
+//     nothing more. The lease is released and this node sits out one
+//     RetryInterval, as on resigning. fn must stop on fence.ErrStale: its
+//     context is cancelled, and an error it returns then is dropped;
 //   - ctx ends (ReasonStopped): the lease is released after fn returns, so
 //     a follower takes over at once, not a TTL later.
 //
@@ -36,6 +44,11 @@ import (
 // through Term. If fn returns an error while its term is still valid, Run
 // releases the lease and returns that error; an error fn returns after its
 // context was cancelled is taken for the cancellation and dropped.
+// Run also returns, without retrying, an error that retrying cannot fix:
+// a server that refuses the election's commands (an ACL without them,
+// NOPERM), does not have them (a Redis too old), or holds a key of another
+// type under the election's keys (WRONGTYPE). Match it with redis.Error.
+// Other Redis errors are retried every RetryInterval.
 // Otherwise Run returns when ctx ends, with an error matching ctx.Err(),
 // after releasing any lease and with no goroutine of its own left. Run
 // returns ErrRunning if this Elector is already running.
@@ -58,7 +71,7 @@ func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, term Ter
 		if err != nil {
 			return fmt.Errorf("election: run %q: epoch %d: %w", e.cfg.Name, lease.Token, err)
 		}
-		if reason == ReasonResigned && !sleep(ctx, e.cfg.RetryInterval) {
+		if (reason == ReasonResigned || reason == ReasonFencedOut) && !sleep(ctx, e.cfg.RetryInterval) {
 			return fmt.Errorf("election: run %q: %w", e.cfg.Name, ctx.Err())
 		}
 	}
@@ -75,10 +88,11 @@ func (e *Elector) contend(ctx context.Context) (*lock.Lease, error) {
 				e.cfg.Observer.follower(leader)
 				told = true
 			}
+			e.see(leader)
 			// Blocks until a release notification, the lease's expiry or
 			// the fallback retry lets it win; returns at once on any
 			// other error.
-			lease, err = e.locker.AcquireWait(ctx, e.cfg.Name, e.cfg.TTL)
+			lease, err = e.waitWatching(ctx)
 		}
 		if err == nil {
 			return lease, nil
@@ -86,11 +100,47 @@ func (e *Elector) contend(ctx context.Context) (*lock.Lease, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		// Redis failed us: try again later, whatever the error was.
+		if permanent(err) {
+			return nil, err
+		}
+		// Redis failed us, for now: try again later.
 		if !sleep(ctx, e.cfg.RetryInterval) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// waitWatching waits for the lease (lock's AcquireWait). When the Observer
+// wants leader changes, a second goroutine meanwhile asks who leads every
+// RetryInterval, so that a term passing between two other nodes is seen;
+// it has stopped when waitWatching returns. Without OnLeaderChange, it
+// costs nothing.
+func (e *Elector) waitWatching(ctx context.Context) (*lock.Lease, error) {
+	if e.cfg.Observer.OnLeaderChange == nil {
+		return e.locker.AcquireWait(ctx, e.cfg.Name, e.cfg.TTL)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		t := time.NewTicker(e.cfg.RetryInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-t.C:
+			}
+			h, err := e.locker.Holder(wctx, e.cfg.Name)
+			if err == nil && h.Held && wctx.Err() == nil {
+				e.see(leaderInfo(h.Owner, h.Token, h.TTL))
+			}
+		}
+	}()
+	lease, err := e.locker.AcquireWait(ctx, e.cfg.Name, e.cfg.TTL)
+	stop()
+	<-watched // from here on, only this goroutine calls the Observer
+	return lease, err
 }
 
 // lead holds the term of lease until it ends, and says why. It returns an
@@ -111,8 +161,13 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 		e.release(ctx, lease)
 		return ReasonStopped, fmt.Errorf("keep the lease: %w", err)
 	}
-	term := Term{Epoch: lease.Token, Fencer: e.fence.Fencer(lease.Token)}
-	e.setTerm(term, k)
+	stale := newStaleSignal()
+	term := Term{Epoch: lease.Token, Fencer: Fencer{f: e.fence.Fencer(lease.Token), end: stale}}
+	ctl := &termCtl{resign: make(chan struct{}), done: make(chan struct{})}
+	defer close(ctl.done)
+	e.setTerm(term, k, ctl)
+	elected := time.Now()
+	e.see(LeaderInfo{NodeID: e.cfg.NodeID, Value: e.cfg.Value, Epoch: term.Epoch, TTL: e.cfg.TTL})
 	e.cfg.Observer.elected(term.Epoch)
 
 	// fn's context is not the Keeper's, so that its cause can say why the
@@ -137,16 +192,26 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 	select {
 	case <-k.Context().Done():
 		reason = e.why(ctx, k)
+	case <-stale.ch:
+		reason = e.fencedOut(ctx, k)
+	case <-ctl.resign:
+		reason = ReasonResigned
+		if k.Context().Err() != nil { // the term had ended anyway
+			reason = e.why(ctx, k)
+		}
 	case fnErr = <-fnDone:
 		fnReturned = true
 		reason = ReasonResigned
-		if k.Context().Err() != nil { // the term had ended anyway
+		switch {
+		case k.Context().Err() != nil: // the term had ended anyway
 			reason, fnErr = e.why(ctx, k), nil
+		case stale.fired(): // fn stopped on ErrStale, as it should
+			reason, fnErr = e.fencedOut(ctx, k), nil
 		}
 	}
 	e.clearTerm()
 	cancelFn(&DemotedError{Epoch: term.Epoch, Reason: reason})
-	e.cfg.Observer.demoted(term.Epoch, reason)
+	e.cfg.Observer.demoted(term.Epoch, reason, time.Since(elected))
 
 	if fn != nil && !fnReturned {
 		<-fnDone // fn's context is cancelled; its error is that
@@ -178,12 +243,63 @@ func (e *Elector) why(ctx context.Context, k *lock.Keeper) Reason {
 	case errors.Is(err, lock.ErrNotHeld):
 		return ReasonLeaseLost
 	case errors.Is(err, lock.ErrDeadline):
-		if time.Since(k.Deadline()) > e.cfg.RenewInterval {
-			return ReasonDeadlinePassed
-		}
-		return ReasonUnreachable
+		return e.late(k)
 	}
 	return ReasonStopped
+}
+
+// late classifies a term whose deadline has passed.
+func (e *Elector) late(k *lock.Keeper) Reason {
+	if time.Since(k.Deadline()) > e.cfg.RenewInterval {
+		return ReasonDeadlinePassed
+	}
+	return ReasonUnreachable
+}
+
+// fencedOut classifies the end of a term whose write was refused as stale.
+// A process waking from a pause past its deadline writes before its
+// renewal goroutine runs: that term had already ended by the clock, and
+// says why; only a term still within its deadline was fenced out.
+func (e *Elector) fencedOut(ctx context.Context, k *lock.Keeper) Reason {
+	switch {
+	case k.Context().Err() != nil:
+		return e.why(ctx, k)
+	case !time.Now().Before(k.Deadline()):
+		return e.late(k)
+	}
+	return ReasonFencedOut
+}
+
+// permanent reports whether err, from an attempt to take the lease, is one
+// that retrying cannot fix, so Run returns it instead of retrying until its
+// context ends: a name lock refuses; or a server that refuses the commands
+// (an ACL without them: NOPERM), does not know them (a Redis too old for
+// the scripts: unknown command, a script that does not compile), or finds
+// a key of another type where the election's keys belong (WRONGTYPE).
+// Anything else (a connection lost, a timeout, LOADING, READONLY during a
+// failover, BUSY, OOM) may pass, and is retried.
+func permanent(err error) bool {
+	if errors.Is(err, lock.ErrInvalidName) {
+		return true
+	}
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	msg := rerr.Error()
+	for _, code := range []string{"NOPERM", "WRONGTYPE"} {
+		// A script's error keeps the code first (Redis 7) or names it
+		// after the script's location (Redis 6).
+		if strings.HasPrefix(msg, code+" ") || strings.Contains(msg, ": "+code+" ") {
+			return true
+		}
+	}
+	for _, p := range []string{"ERR unknown command", "ERR unknown subcommand", "ERR Error compiling script"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // release gives the lease back (compare-and-delete, so never a successor's)

@@ -47,7 +47,7 @@ func childMain() (code int, child bool) {
 		TTL: cfg.TTL, RenewInterval: cfg.Renew, RetryInterval: cfg.Renew,
 		Observer: election.Observer{
 			OnElected: func(epoch int64) { redistest.Report("elected", "epoch", epoch) },
-			OnDemoted: func(epoch int64, r election.Reason) {
+			OnDemoted: func(epoch int64, r election.Reason, _ time.Duration) {
 				redistest.Report("demoted", "epoch", epoch, "reason", strings.ReplaceAll(r.String(), " ", "_"))
 			},
 		},

@@ -172,10 +172,10 @@ func playStale(ctx context.Context, d *demo, c *redis.Client, variant string,
 		tl.Title = "Stale write without fencing (plain SET)"
 		tl.Caption = fmt.Sprintf("Same sequence; the resource ignores the token, so A (token %d) silently overwrites B's write (token %d).", r.a.Token, r.b.Token)
 	}
-	la := tl.lane(fmt.Sprintf("worker A (token %d)", r.a.Token))
+	la := tl.lane("worker A", fmt.Sprintf("token %d", r.a.Token))
 	la.span(spanLease, clk.at(r.a.RequestedAt), aExpired, "lease")
 	la.span(spanBelieves, clk.at(r.a.RequestedAt), clk.at(aDone), "works, believes it holds the lock")
-	lb := tl.lane(fmt.Sprintf("worker B (token %d)", r.b.Token))
+	lb := tl.lane("worker B", fmt.Sprintf("token %d", r.b.Token))
 	lb.span(spanLease, clk.at(b.acquired), clk.at(end), "lease")
 	lb.span(spanBelieves, clk.at(b.acquired), clk.at(end), "holds the lock")
 	lb.mark(markEvent, clk.at(b.acquired), "acquired")

@@ -98,6 +98,9 @@ func drawPanel(b *strings.Builder, tl *Timeline, y float64) float64 {
 			fmt.Fprintf(b, `<line x1="20" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", ly-2, svgPlotRight, ly-2)
 		}
 		fmt.Fprintf(b, `<text x="20" y="%.1f" font-size="13">%s</text>`+"\n", ly+16, esc(l.Name))
+		if l.Detail != "" {
+			fmt.Fprintf(b, `<text x="20" y="%.1f" font-size="11" fill="#555">%s</text>`+"\n", ly+31, esc(l.Detail))
+		}
 		for _, s := range l.Spans {
 			drawSpan(b, s, x, ly)
 		}

@@ -16,9 +16,12 @@ type Timeline struct {
 
 // Lane is one actor: a worker or a node.
 type Lane struct {
-	Name  string `json:"name"`
-	Spans []Span `json:"spans"`
-	Marks []Mark `json:"marks"`
+	Name string `json:"name"`
+	// Detail is a second line under the name: an epoch or a token, which
+	// with hybrid-clock tokens has 16 digits and would not fit beside it.
+	Detail string `json:"detail,omitempty"`
+	Spans  []Span `json:"spans"`
+	Marks  []Mark `json:"marks"`
 }
 
 // Span kinds.
@@ -63,8 +66,8 @@ type clock struct{ t0 time.Time }
 
 func (c clock) at(t time.Time) float64 { return ms(t.Sub(c.t0)) }
 
-func (tl *Timeline) lane(name string) *Lane {
-	l := &Lane{Name: name}
+func (tl *Timeline) lane(name, detail string) *Lane {
+	l := &Lane{Name: name, Detail: detail}
 	tl.Lanes = append(tl.Lanes, l)
 	return l
 }

@@ -315,7 +315,9 @@ func (s *scheduler) startNode(ctx context.Context, id, name string) (*node, erro
 				default:
 				}
 			},
-			OnDemoted: func(epoch int64, r election.Reason) { s.say("%s steps down (epoch %d): %v", id, epoch, r) },
+			OnDemoted: func(epoch int64, r election.Reason, held time.Duration) {
+				s.say("%s steps down (epoch %d, led %v): %v", id, epoch, held.Round(time.Millisecond), r)
+			},
 		},
 	})
 	if err != nil {

@@ -14,7 +14,12 @@
 //
 // A server the fixture started can be stopped, killed, restarted on the same
 // port, frozen and thawed (SIGSTOP, SIGCONT), and given a replica that can be
-// promoted, so failures can be reproduced rather than imagined.
+// promoted, so failures can be reproduced rather than imagined. Two fault
+// tools reach past the server: a Relay (StartRelay) stalls one client's
+// connection while every other client goes on, and a child (StartChild,
+// ChildConfig, Report, WriteAsLeader) runs the test's own binary again as a
+// process to freeze, thaw and kill, such as a leader paused between its
+// check and its write.
 //
 // Every process is stopped in t.Cleanup, and each is started with a parent
 // death signal so that it dies with the test binary even when the binary is

@@ -3,6 +3,8 @@ package redistest_test
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -228,5 +230,42 @@ func TestClusterNodeRefusesACrossSlotScript(t *testing.T) {
 	}
 	if err := cc.Eval(ctx, "return 1", []string{"{a}x", "{b}y"}).Err(); err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
 		t.Fatalf("cross-slot script: %v, want CROSSSLOT", err)
+	}
+}
+
+// A stalled relay holds what it is sent, in both directions, and drops
+// nothing: on Resume the held command reaches the server and its reply
+// the client.
+func TestStalledRelayHoldsEveryByteUntilResumed(t *testing.T) {
+	s := redistest.Start(t)
+	r := redistest.StartRelay(t, s.Addr())
+	conn, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	read := func(wait time.Duration) (string, error) {
+		_ = conn.SetReadDeadline(time.Now().Add(wait))
+		buf := make([]byte, 64)
+		n, err := conn.Read(buf)
+		return string(buf[:n]), err
+	}
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read(5 * time.Second); err != nil || got != "+PONG\r\n" {
+		t.Fatalf("through the relay: %q, %v", got, err)
+	}
+	r.Stall()
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	const held = 200 * time.Millisecond
+	if got, err := read(held); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("stalled relay answered %q, %v; want nothing for %v", got, err, held)
+	}
+	r.Resume()
+	if got, err := read(5 * time.Second); err != nil || got != "+PONG\r\n" {
+		t.Fatalf("after Resume: %q, %v; want the held command's reply", got, err)
 	}
 }

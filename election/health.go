@@ -1,0 +1,51 @@
+package election
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Healthy reports, for a liveness probe, whether this node is stuck
+// believing it leads: it returns an error matching ErrPastDeadline when
+// this node still holds a term whose local deadline (IsLeader's) passed more
+// than tolerance ago. Run clears the term at that deadline when it runs, so
+// such a node is wedged (an Observer callback that blocks, a starved
+// process) and restarting it is the cure. A follower, a node between terms
+// and an Elector that never ran are healthy. Healthy makes no round trip.
+//
+// tolerance is how long past the deadline to allow before reporting, to
+// ride out a scheduling hiccup; client-go's leader-election health adaptor
+// calls it maxTolerableExpiredLease. A negative tolerance is an error
+// matching ErrInvalidConfig.
+func (e *Elector) Healthy(tolerance time.Duration) error {
+	if tolerance < 0 {
+		return invalid("health tolerance %v is negative", tolerance)
+	}
+	e.mu.Lock()
+	term, k := e.term, e.keeper
+	e.mu.Unlock()
+	if k == nil {
+		return nil
+	}
+	if late := time.Since(k.Deadline()); late > tolerance {
+		return fmt.Errorf("%w: %q epoch %d: %v past the deadline (tolerance %v)",
+			ErrPastDeadline, e.cfg.Name, term.Epoch, late.Round(time.Millisecond), tolerance)
+	}
+	return nil
+}
+
+// HealthHandler returns an http.Handler for a liveness probe: it answers
+// 200 "ok" while Healthy(tolerance) returns nil, and 503 with the error
+// otherwise. Mount it where the probe looks, for example /healthz.
+func (e *Elector) HealthHandler(tolerance time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err := e.Healthy(tolerance); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, err)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+}
