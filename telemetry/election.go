@@ -53,16 +53,16 @@ func (o *electionObserver) elected(int64) {
 	o.t.electionLeader.Add(ctx, 1, metric.WithAttributes(o.name))
 }
 
-func (o *electionObserver) demoted(_ int64, r election.Reason) {
+func (o *electionObserver) demoted(_ int64, r election.Reason, held time.Duration) {
 	ctx := context.Background()
 	reason := AttrElectionReason.String(strings.ReplaceAll(r.String(), " ", "_"))
 	o.mu.Lock()
-	start := o.since
+	leading := !o.since.IsZero()
 	o.since = time.Time{}
 	o.mu.Unlock()
 	o.t.electionTransitions.Add(ctx, 1, metric.WithAttributes(o.name, AttrElectionTransition.String("demoted"), reason))
-	if !start.IsZero() {
-		o.t.electionTerm.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.name, reason))
+	if leading {
+		o.t.electionTerm.Record(ctx, held.Seconds(), metric.WithAttributes(o.name, reason))
 		o.t.electionLeader.Add(ctx, -1, metric.WithAttributes(o.name))
 	}
 }
