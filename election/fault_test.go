@@ -117,10 +117,10 @@ func TestLeaderStepsDownByItsLocalDeadlineWhenRedisFreezesAndOneLeadsAfterThaw(t
 
 // A killed Redis refuses connections. The leader's renewals fail at once,
 // again and again; it rides them out until the local deadline and no
-// longer. Restarted, the server is empty: one node is elected again, and
-// the epoch counter has started over, which is why the counter must be
-// persisted (see package lock).
-func TestLeaderStepsDownByItsLocalDeadlineWhenRedisIsKilledAndOneLeadsAfterRestart(t *testing.T) {
+// longer. Restarted, the server is empty: one node is elected again, with
+// an epoch above the old one although the counter was lost (lock's tokens
+// follow the server's clock, not only the counter).
+func TestLeaderStepsDownByItsLocalDeadlineWhenRedisIsKilledAndOneLeadsAfterRestartWithAHigherEpoch(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
 	const ttl, renew = 600 * time.Millisecond, 150 * time.Millisecond
 	nodes, l, ends := faultNodes(t, s, "kill", ttl, renew)
@@ -134,14 +134,13 @@ func TestLeaderStepsDownByItsLocalDeadlineWhenRedisIsKilledAndOneLeadsAfterResta
 	}
 	s.Restart(t)
 	leader, epoch := exactlyOneLeaderAgain(t, nodes, ttl)
-	t.Logf("after restart node-%d leads with epoch %d (was node-%d, epoch %d): the server lost the counter and issued epoch %d again",
-		leader, epoch, l, old, epoch)
-	if epoch != 1 {
+	t.Logf("after restart node-%d leads with epoch %d (was node-%d, epoch %d)", leader, epoch, l, old)
+	if epoch <= old {
 		for i, n := range nodes {
 			for _, e := range n.rec.all() {
 				t.Logf("node-%d %s %+v", i, e.at.Format("15:04:05.000"), e)
 			}
 		}
-		t.Errorf("epoch after a restart without persistence: %d, want 1 (the counter is lost)", epoch)
+		t.Errorf("epoch after a restart without persistence: %d, not above %d: the new leader's writes would be refused", epoch, old)
 	}
 }
