@@ -3,11 +3,10 @@
 // fencing token is the term's epoch, and naming it an election adds no
 // guarantee the lock did not have.
 //
-//	e, _ := election.New(client, election.Config{Name: "scheduler", NodeID: host})
-//	err := e.Run(ctx, func(ctx context.Context, term election.Term) error {
-//		// Lead until ctx is cancelled. Every side effect carries the epoch:
-//		return term.Fencer.Set(ctx, "schedule", payload)
-//	})
+// Run calls fn once per term, with a context that ends with the term and
+// the term's Fencer; fn leads until that context ends, writing every side
+// effect through the Fencer, and stops on fence.ErrStale (the package's
+// quickstart example shows the loop). Returning from fn resigns.
 //
 // # The step-down rule
 //

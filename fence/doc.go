@@ -8,10 +8,17 @@
 // write are one atomic step, so no write can slip in between. Equal tokens
 // are accepted: the current holder may write as often as it likes.
 //
-//	store, _ := fence.New(client)
-//	err := store.Set(ctx, lease.Token, "account:42", "100")
-//	if errors.Is(err, fence.ErrStale) {
-//		// A newer holder has written: our lease is over. Stop.
+//	func writeBalance(ctx context.Context, rdb *redis.Client, token int64) error {
+//		store, err := fence.New(rdb)
+//		if err != nil {
+//			return err
+//		}
+//		err = store.Set(ctx, token, "balance:42", "100")
+//		var stale *fence.StaleError
+//		if errors.As(err, &stale) {
+//			log.Printf("lease over: token %d < %d, a newer holder has written; stop", stale.Token, stale.Highest)
+//		}
+//		return err
 //	}
 //
 // A Fencer binds a token to a Store, so a holder passes one value to the
