@@ -16,7 +16,7 @@ import (
 // A lock holder writes with its lease's token and stops when refused.
 func ExampleNew() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, err := fence.New(client)
 	if err != nil {
@@ -31,7 +31,7 @@ func ExampleNew() {
 // One mark for every key of a job: the newer holder's first write, to any
 // key, fences older holders out of all of them.
 func ExampleWithScope() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, err := fence.New(client, fence.WithScope("billing-run"))
 	if err != nil {
@@ -53,7 +53,7 @@ func ExampleWithScope() {
 }
 
 func ExampleStore_Key() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	perKey, _ := fence.New(client)
 	scoped, _ := fence.New(client, fence.WithScope("job"))
@@ -65,7 +65,7 @@ func ExampleStore_Key() {
 }
 
 func ExampleStore_Scope() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client, fence.WithScope("job"))
 	fmt.Println(store.Scope())
@@ -74,7 +74,7 @@ func ExampleStore_Scope() {
 
 func ExampleStore_Set() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client)
 	err := store.Set(ctx, 42, "account:7", "100")
@@ -86,7 +86,7 @@ func ExampleStore_Set() {
 
 func ExampleStore_HSet() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client)
 	if err := store.HSet(ctx, 42, "account:7:meta", "owner", "alice"); err != nil {
@@ -98,7 +98,7 @@ func ExampleStore_HSet() {
 // are the fence's; the caller's keys and arguments start at 2.
 func ExampleStore_Eval() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client)
 	n, err := store.Eval(ctx, 42, `
@@ -115,7 +115,7 @@ return redis.call('ZCARD', KEYS[2])`,
 
 func ExampleStore_Get() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client)
 	v, err := store.Get(ctx, "account:7")
@@ -127,7 +127,7 @@ func ExampleStore_Get() {
 
 func ExampleStore_HGet() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client)
 	owner, err := store.HGet(ctx, "account:7:meta", "owner")
@@ -139,7 +139,7 @@ func ExampleStore_HGet() {
 
 func ExampleStore_Highest() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client)
 	n, err := store.Highest(ctx, "account:7")
@@ -152,7 +152,7 @@ func ExampleStore_Highest() {
 // The holder passes one value to the code that writes for it.
 func ExampleStore_Fencer() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client, fence.WithScope("billing-run"))
 	f := store.Fencer(42) // lease.Token from package lock
@@ -166,7 +166,7 @@ func ExampleStore_Fencer() {
 }
 
 func ExampleFencer_Token() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client)
 	f := store.Fencer(42)
@@ -175,7 +175,7 @@ func ExampleFencer_Token() {
 }
 
 func ExampleFencer_Key() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client, fence.WithScope("job"))
 	fmt.Println(store.Fencer(42).Key("cursor"))
@@ -184,7 +184,7 @@ func ExampleFencer_Key() {
 
 func ExampleFencer_Set() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client)
 	if err := store.Fencer(42).Set(ctx, "account:7", "100"); err != nil {
@@ -194,7 +194,7 @@ func ExampleFencer_Set() {
 
 func ExampleFencer_HSet() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client)
 	if err := store.Fencer(42).HSet(ctx, "account:7:meta", "owner", "alice"); err != nil {
@@ -204,7 +204,7 @@ func ExampleFencer_HSet() {
 
 func ExampleFencer_Eval() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, _ := fence.New(client)
 	_, err := store.Fencer(42).Eval(ctx, "redis.call('XADD', KEYS[2], '*', 'event', ARGV[2])",
@@ -225,7 +225,7 @@ func ExampleStaleError() {
 
 // Count refused stale writes: the event that shows fencing at work.
 func ExampleWithHook() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	var refused atomic.Int64
 	store, err := fence.New(client, fence.WithHook(func(_ context.Context, d fence.Decision) {
@@ -241,7 +241,7 @@ func ExampleWithHook() {
 
 // Log each refused stale write (and nothing else) at level Warn.
 func ExampleWithLogger() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379"})
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	store, err := fence.New(client, fence.WithLogger(slog.Default()))
 	if err != nil {

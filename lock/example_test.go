@@ -35,7 +35,7 @@ func ExampleNew() {
 
 func ExampleLocker_Acquire() {
 	ctx := context.Background()
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 
 	lease, err := locker.Acquire(ctx, "account-42", 10*time.Second)
 	var held *lock.HeldError
@@ -53,7 +53,7 @@ func ExampleLocker_Acquire() {
 }
 
 func ExampleLocker_AcquireWait() {
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -67,7 +67,7 @@ func ExampleLocker_AcquireWait() {
 
 func ExampleLocker_Release() {
 	ctx := context.Background()
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	lease, err := locker.Acquire(ctx, "account-42", 10*time.Second)
 	if err != nil {
 		log.Fatal(err)
@@ -86,7 +86,7 @@ func ExampleLocker_Release() {
 
 func ExampleLocker_Extend() {
 	ctx := context.Background()
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	lease, err := locker.Acquire(ctx, "import", 30*time.Second)
 	if err != nil {
 		log.Fatal(err)
@@ -102,7 +102,7 @@ func ExampleLocker_Extend() {
 }
 
 func ExampleLocker_Holder() {
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	h, err := locker.Holder(context.Background(), "account-42")
 	if err != nil {
 		log.Fatal(err)
@@ -113,7 +113,7 @@ func ExampleLocker_Holder() {
 }
 
 func ExampleLocker_WithLock() {
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	err := locker.WithLock(context.Background(), "account-42", 10*time.Second,
 		func(ctx context.Context, lease *lock.Lease) error {
 			// Renewed every ~3.3s while this runs. ctx ends the moment the
@@ -134,7 +134,7 @@ func chargeAccount(ctx context.Context, id int, token int64) error { return ctx.
 
 func ExampleLocker_Keep() {
 	ctx := context.Background()
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	lease, err := locker.Acquire(ctx, "scheduler", 9*time.Second)
 	if err != nil {
 		log.Fatal(err)
@@ -150,7 +150,7 @@ func ExampleLocker_Keep() {
 }
 
 func ExampleLocker_Preflight() {
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	report, err := locker.Preflight(context.Background())
 	if err != nil {
 		log.Fatal(err)
@@ -161,7 +161,7 @@ func ExampleLocker_Preflight() {
 }
 
 func ExampleWithReplicas() {
-	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	// Acquire returns ErrNotReplicated, having released the lock, unless one
 	// replica has it within 100ms.
 	locker, err := lock.New(rdb, lock.WithReplicas(1, 100*time.Millisecond, true))
@@ -215,7 +215,7 @@ func ExampleLocker_ForceRelease() {
 // plugs in the same way.
 func ExampleWithHook() {
 	var refused, lost atomic.Int64
-	locker, err := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+	locker, err := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}),
 		lock.WithHook(func(_ context.Context, e lock.Event) {
 			switch {
 			case e.Op == lock.OpAcquire && e.Outcome == lock.OutcomeHeld:
@@ -233,7 +233,7 @@ func ExampleWithHook() {
 // Log each lease lost while held, and each release that found its lease
 // already lost, at level Warn; nothing else.
 func ExampleWithLogger() {
-	locker, err := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+	locker, err := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}),
 		lock.WithLogger(slog.Default()))
 	if err != nil {
 		log.Fatal(err)
