@@ -43,6 +43,10 @@ var memoryQuota = quota{n: 100, window: time.Minute}
 // many-keys space.
 const denyCacheSize = 10_000
 
+// batchSize is the batch size in the rows that batch (WithBatching): more
+// than the goroutines, so a batch is bounded by who is waiting.
+const batchSize = 64
+
 // An allower makes one rate-limited request on key and reports whether it
 // was admitted.
 type allower func(ctx context.Context, key string) (bool, error)
@@ -62,7 +66,7 @@ func ourRule(name string, q quota) ratelimit.Rule {
 		return ratelimit.SlidingLog(q.n, q.window)
 	case NameOursCounter:
 		return ratelimit.SlidingCounter(q.n, q.window)
-	case NameOursGCRA, NameOursDeny:
+	case NameOursGCRA, NameOursDeny, NameOursBatch:
 		return ratelimit.GCRA(q.n, q.window, q.n)
 	default:
 		return ratelimit.Policy{ratelimit.GCRA(q.n, q.window, q.n), ratelimit.SlidingCounter(24*q.n, 24*time.Hour)}
@@ -74,6 +78,9 @@ func oursAllower(name string) func(c *redis.Client, prefix string, q quota) (all
 		opts := []ratelimit.Option{ratelimit.WithPrefix(prefix)}
 		if name == NameOursDeny {
 			opts = append(opts, ratelimit.WithDenyCache(denyCacheSize))
+		}
+		if name == NameOursBatch {
+			opts = append(opts, ratelimit.WithBatching(batchSize))
 		}
 		l, err := ratelimit.New(c, opts...)
 		if err != nil {
@@ -99,6 +106,7 @@ func limiterImpls() []limiterImpl {
 		ours(NameOursGCRA, "GCRA(n, window, burst n)"),
 		ours(NameOursPolicy, "Policy{GCRA(n, window, n), SlidingCounter(24n, 24h)}"),
 		ours(NameOursDeny, "GCRA(n, window, burst n), WithDenyCache(10000): rejections answered in process until their RetryAfter"),
+		ours(NameOursBatch, "GCRA(n, window, burst n), WithBatching(64): concurrent decisions share pipelined round trips"),
 		{name: NameRedisRate, note: "GCRA: Limit{Rate: n, Burst: n, Period: window}",
 			// redis_rate's prefix "rate:" is fixed; ours goes into the key.
 			keyPattern: func(prefix string) string { return "rate:" + prefix + "*" },

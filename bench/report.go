@@ -21,6 +21,8 @@ const (
 	NameUlule       = "ulule/limiter (fixed window)"
 	NamePlainLog    = "plain sorted-set log (memory reference)"
 	NameOursDeny    = "ours: GCRA + deny cache"
+	NameOursBatch   = "ours: GCRA + batching"
+	NameLimitP16    = "pipelined limit (redis-benchmark -P 16)"
 )
 
 // Table ids.

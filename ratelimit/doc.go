@@ -84,6 +84,15 @@
 //     Options.ContextTimeoutEnabled set; otherwise a stalled server holds a
 //     call for the client's ReadTimeout.
 //
+// # Batching
+//
+// WithBatching (opt-in) sends the decisions goroutines make at the same
+// moment in one pipelined round trip, each still its own script: the
+// guarantees above hold per decision. A lone call is sent at once; calls
+// that arrive while a batch is in flight go in the next. Under 50
+// concurrent callers it roughly halves the server's CPU per decision and
+// more than doubles the rate (make bench, "GCRA + batching").
+//
 // WithPinnedClockForTests replaces the server's clock with the caller's; it
 // exists for tests only.
 package ratelimit
