@@ -25,6 +25,10 @@ func init() {
 	for _, id := range []string{bench.TableLimitHotAdmit, bench.TableLimitManyAdmit, bench.TableLimitHotReject, bench.TableLimitManyReject} {
 		wantRows[id] = limiterRows
 	}
+	wantRows[bench.TableLimitLongKeys] = limiterRows
+	for _, q := range []string{"5/1h0m0s", "100/1m0s", "1000000000/1s"} {
+		wantRows[bench.TableLimitSweep+q] = []string{bench.NameOursCounter, bench.NameOursGCRA, bench.NameOursBatch, bench.NameRedisRate}
+	}
 	wantRows[bench.TableLimitManyAdmit] = append(append([]string(nil), limiterRows...), bench.NameLimitP16)
 }
 
@@ -70,7 +74,7 @@ func TestQuickRunReportsEveryRowOfEveryTable(t *testing.T) {
 				t.Errorf("%s / %s: allocs/op %v (measured in process: %v)", id, name, row.AllocsPerOp, measured)
 			}
 			switch id {
-			case bench.TableLockMany, bench.TableLimitHotAdmit, bench.TableLimitManyAdmit:
+			case bench.TableLockMany, bench.TableLimitHotAdmit, bench.TableLimitManyAdmit, bench.TableLimitLongKeys, bench.TableLimitSweep + "1000000000/1s":
 				if row.OKRate != row.Rate {
 					t.Errorf("%s / %s: %v of %v ops/s got what they asked for, want all", id, name, row.OKRate, row.Rate)
 				}

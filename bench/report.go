@@ -33,6 +33,9 @@ const (
 	TableLimitManyAdmit  = "limiter-many-admit"
 	TableLimitHotReject  = "limiter-hot-reject"
 	TableLimitManyReject = "limiter-many-reject"
+	TableLimitLongKeys   = "limiter-long-keys-admit"
+	// TableLimitSweep + a quota ("5/1h0m0s") names each table of the sweep.
+	TableLimitSweep = "limiter-sweep-"
 )
 
 // Report is everything one run measured.
