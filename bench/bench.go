@@ -86,6 +86,17 @@ func Run(ctx context.Context, addr string, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The pipelined limit: what batching can at best approach, beside the
+	// batched row.
+	p16 := *lim
+	p16.pipeline, p16.rate = 16, 0
+	for _, c := range limiters {
+		if c.id == TableLimitManyAdmit {
+			c.contenders = append(c.contenders, contender{name: NameLimitP16,
+				note: "redis-benchmark: EVALSHA of one SET NX PX, 16 in flight per client; latencies per call",
+				run:  p16.run})
+		}
+	}
 	cases := append(locks, limiters...)
 
 	cfg.logf("warm-up and preparation (%v per contender)", cfg.Warmup)

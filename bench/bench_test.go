@@ -19,12 +19,17 @@ var wantRows = map[string][]string{
 	bench.TableLockHot:  {bench.NameOursLock, bench.NameRedislock, bench.NameRedsync},
 }
 
-var limiterRows = []string{bench.NameOursLog, bench.NameOursCounter, bench.NameOursGCRA, bench.NameOursPolicy, bench.NameOursDeny, bench.NameRedisRate, bench.NameUlule}
+var limiterRows = []string{bench.NameOursLog, bench.NameOursCounter, bench.NameOursGCRA, bench.NameOursPolicy, bench.NameOursDeny, bench.NameOursBatch, bench.NameRedisRate, bench.NameUlule}
 
 func init() {
 	for _, id := range []string{bench.TableLimitHotAdmit, bench.TableLimitManyAdmit, bench.TableLimitHotReject, bench.TableLimitManyReject} {
 		wantRows[id] = limiterRows
 	}
+	wantRows[bench.TableLimitLongKeys] = limiterRows
+	for _, q := range []string{"5/1h0m0s", "100/1m0s", "1000000000/1s"} {
+		wantRows[bench.TableLimitSweep+q] = []string{bench.NameOursCounter, bench.NameOursGCRA, bench.NameOursBatch, bench.NameRedisRate}
+	}
+	wantRows[bench.TableLimitManyAdmit] = append(append([]string(nil), limiterRows...), bench.NameLimitP16)
 }
 
 // A quick run end to end against a fixture server must produce every
@@ -65,11 +70,11 @@ func TestQuickRunReportsEveryRowOfEveryTable(t *testing.T) {
 			if row.Rate <= 0 || row.Ratio <= 0 || row.P50 <= 0 || row.P99 < row.P50 {
 				t.Errorf("%s / %s: rate %v, ratio %v, p50 %v, p99 %v: want all positive and p99 ≥ p50", id, name, row.Rate, row.Ratio, row.P50, row.P99)
 			}
-			if measured := name != bench.NameLimit; measured != (row.AllocsPerOp > 0) {
+			if measured := name != bench.NameLimit && name != bench.NameLimitP16; measured != (row.AllocsPerOp > 0) {
 				t.Errorf("%s / %s: allocs/op %v (measured in process: %v)", id, name, row.AllocsPerOp, measured)
 			}
 			switch id {
-			case bench.TableLockMany, bench.TableLimitHotAdmit, bench.TableLimitManyAdmit:
+			case bench.TableLockMany, bench.TableLimitHotAdmit, bench.TableLimitManyAdmit, bench.TableLimitLongKeys, bench.TableLimitSweep + "1000000000/1s":
 				if row.OKRate != row.Rate {
 					t.Errorf("%s / %s: %v of %v ops/s got what they asked for, want all", id, name, row.OKRate, row.Rate)
 				}
@@ -126,8 +131,8 @@ func TestQuickRunReportsEveryRowOfEveryTable(t *testing.T) {
 		}
 	}
 
-	if len(rep.Targets) != 26 {
-		t.Errorf("%d targets, want 26 (3 lock, 17 limiter, 4 memory, 2 election)", len(rep.Targets))
+	if len(rep.Targets) != 27 {
+		t.Errorf("%d targets, want 27 (3 lock, 18 limiter, 4 memory, 2 election)", len(rep.Targets))
 	}
 
 	var out bytes.Buffer

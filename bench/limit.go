@@ -34,6 +34,8 @@ type limitRun struct {
 	prefix  string
 	clients int
 	keys    int
+	// pipeline is redis-benchmark's -P: requests in flight per client.
+	pipeline int
 	// rate is the last measured rate, used to size the next run.
 	rate float64
 }
@@ -52,7 +54,7 @@ func newLimitRun(ctx context.Context, c *redis.Client, addr string, cfg Config) 
 		return nil, fmt.Errorf("bench: load the limit's script: %w", err)
 	}
 	return &limitRun{bin: bin, host: host, port: port, sha: sha, prefix: cfg.Prefix + "limit:",
-		clients: cfg.Goroutines, keys: cfg.Keys}, nil
+		clients: cfg.Goroutines, keys: cfg.Keys, pipeline: 1}, nil
 }
 
 // run returns a sample whose Ops and Elapsed give redis-benchmark's rate
@@ -65,7 +67,7 @@ func (l *limitRun) run(ctx context.Context, d time.Duration) (sample, error) {
 	}
 	cmd := exec.CommandContext(ctx, l.bin,
 		"-h", l.host, "-p", l.port, "-c", strconv.Itoa(l.clients), "-n", strconv.Itoa(n),
-		"-r", strconv.Itoa(l.keys), "-P", "1", "--csv",
+		"-r", strconv.Itoa(l.keys), "-P", strconv.Itoa(l.pipeline), "--csv",
 		"EVALSHA", l.sha, "1", l.prefix+"__rand_int__", "v", "1000")
 	out, err := cmd.Output()
 	if err != nil {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -43,6 +44,10 @@ var memoryQuota = quota{n: 100, window: time.Minute}
 // many-keys space.
 const denyCacheSize = 10_000
 
+// batchSize is the batch size in the rows that batch (WithBatching): more
+// than the goroutines, so a batch is bounded by who is waiting.
+const batchSize = 64
+
 // An allower makes one rate-limited request on key and reports whether it
 // was admitted.
 type allower func(ctx context.Context, key string) (bool, error)
@@ -62,7 +67,7 @@ func ourRule(name string, q quota) ratelimit.Rule {
 		return ratelimit.SlidingLog(q.n, q.window)
 	case NameOursCounter:
 		return ratelimit.SlidingCounter(q.n, q.window)
-	case NameOursGCRA, NameOursDeny:
+	case NameOursGCRA, NameOursDeny, NameOursBatch:
 		return ratelimit.GCRA(q.n, q.window, q.n)
 	default:
 		return ratelimit.Policy{ratelimit.GCRA(q.n, q.window, q.n), ratelimit.SlidingCounter(24*q.n, 24*time.Hour)}
@@ -74,6 +79,9 @@ func oursAllower(name string) func(c *redis.Client, prefix string, q quota) (all
 		opts := []ratelimit.Option{ratelimit.WithPrefix(prefix)}
 		if name == NameOursDeny {
 			opts = append(opts, ratelimit.WithDenyCache(denyCacheSize))
+		}
+		if name == NameOursBatch {
+			opts = append(opts, ratelimit.WithBatching(batchSize))
 		}
 		l, err := ratelimit.New(c, opts...)
 		if err != nil {
@@ -99,6 +107,7 @@ func limiterImpls() []limiterImpl {
 		ours(NameOursGCRA, "GCRA(n, window, burst n)"),
 		ours(NameOursPolicy, "Policy{GCRA(n, window, n), SlidingCounter(24n, 24h)}"),
 		ours(NameOursDeny, "GCRA(n, window, burst n), WithDenyCache(10000): rejections answered in process until their RetryAfter"),
+		ours(NameOursBatch, "GCRA(n, window, burst n), WithBatching(64): concurrent decisions share pipelined round trips"),
 		{name: NameRedisRate, note: "GCRA: Limit{Rate: n, Burst: n, Period: window}",
 			// redis_rate's prefix "rate:" is fixed; ours goes into the key.
 			keyPattern: func(prefix string) string { return "rate:" + prefix + "*" },
@@ -135,16 +144,44 @@ type limiterScenario struct {
 	title string
 	q     quota
 	hot   bool
+	// long names keys as services do: a 36-byte id (a UUID) after
+	// "user:", not "k17".
+	long bool
+	// only, when set, are the libraries measured (the sweep's tables).
+	only []string
+}
+
+// sweepQuotas span the limits the issue names, 5 per hour to 10^9 per
+// second, beside the admitting table's 10^6 per second. Keys are not
+// spent first: 5 per hour admits each key's first 5, then rejects.
+var sweepQuotas = []quota{{5, time.Hour}, {100, time.Minute}, {1_000_000_000, time.Second}}
+
+// sweepLibraries are measured at every limit of the sweep: the O(1)
+// algorithms (a log of 10^9 is not a use) and the reference.
+var sweepLibraries = []string{NameOursCounter, NameOursGCRA, NameOursBatch, NameRedisRate}
+
+// longKey is key i as a 36-byte id: the shape of a real user or API key.
+func longKey(i int) string {
+	return fmt.Sprintf("user:%08x-%04x-4%03x-8%03x-%012x", i*2654435761%(1<<32), i%0xffff, i%0xfff, (i/7)%0xfff, i)
 }
 
 func (r *runner) limiterScenarios() []limiterScenario {
-	return []limiterScenario{
-		{TableLimitHotAdmit, "Limiters, 1 hot key, a limit that admits every request", admitQuota, true},
-		{TableLimitManyAdmit, fmt.Sprintf("Limiters, %d keys, a limit that admits every request", r.cfg.Keys), admitQuota, false},
-		{TableLimitHotReject, "Limiters, 1 hot key, a limit that rejects (5 per hour, spent before the first round)", rejectQuota, true},
-		{TableLimitManyReject, fmt.Sprintf("Limiters, %d keys, a limit that rejects (5 per hour, each key spent before the first round)", r.cfg.Keys), rejectQuota, false},
+	scs := []limiterScenario{
+		{id: TableLimitHotAdmit, title: "Limiters, 1 hot key, a limit that admits every request", q: admitQuota, hot: true},
+		{id: TableLimitManyAdmit, title: fmt.Sprintf("Limiters, %d keys, a limit that admits every request", r.cfg.Keys), q: admitQuota},
+		{id: TableLimitHotReject, title: "Limiters, 1 hot key, a limit that rejects (5 per hour, spent before the first round)", q: rejectQuota, hot: true},
+		{id: TableLimitManyReject, title: fmt.Sprintf("Limiters, %d keys, a limit that rejects (5 per hour, each key spent before the first round)", r.cfg.Keys), q: rejectQuota},
+		{id: TableLimitLongKeys, title: fmt.Sprintf("Limiters, %d long keys (\"user:\" + a 36-byte id), a limit that admits every request", r.cfg.Keys), q: admitQuota, long: true},
 	}
+	for _, q := range sweepQuotas {
+		scs = append(scs, limiterScenario{id: TableLimitSweep + q.String(), q: q, long: true, only: sweepLibraries,
+			title: fmt.Sprintf("Limiters, %d long keys, limit %s (the sweep; keys not spent first)", r.cfg.Keys, q)})
+	}
+	return scs
 }
+
+// String is q as a table id part and title: "5/1h0m0s".
+func (q quota) String() string { return fmt.Sprintf("%d/%v", q.n, q.window) }
 
 // limiterCases builds the four limiter tables. Each library has a client
 // of its own, shared by its four cases.
@@ -156,6 +193,9 @@ func (r *runner) limiterCases(ctx context.Context) ([]*benchCase, error) {
 	for _, im := range limiterImpls() {
 		c := r.client()
 		for si, sc := range r.limiterScenarios() {
+			if sc.only != nil && !slices.Contains(sc.only, im.name) {
+				continue
+			}
 			prefix := r.cfg.Prefix + "rl:" + im.name + ":" + sc.id + ":"
 			allow, err := im.make(c, prefix, sc.q)
 			if err != nil {
@@ -166,6 +206,9 @@ func (r *runner) limiterCases(ctx context.Context) ([]*benchCase, error) {
 				keys = make([]string, r.cfg.Keys)
 				for i := range keys {
 					keys[i] = "k" + strconv.Itoa(i)
+					if sc.long {
+						keys[i] = longKey(i)
+					}
 				}
 			}
 			g := r.cfg.Goroutines
@@ -178,7 +221,7 @@ func (r *runner) limiterCases(ctx context.Context) ([]*benchCase, error) {
 						return allow(ctx, keys[keyOf(g, i, r.cfg.Goroutines, len(keys))])
 					})
 				}}
-			if sc.q == rejectQuota {
+			if sc.q == rejectQuota && sc.only == nil {
 				ct.prepare = func(ctx context.Context) error {
 					// Use up every key's quota before the first measured round.
 					_, err := r.fill(ctx, allow, keys, sc.q.n)

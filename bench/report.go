@@ -21,6 +21,8 @@ const (
 	NameUlule       = "ulule/limiter (fixed window)"
 	NamePlainLog    = "plain sorted-set log (memory reference)"
 	NameOursDeny    = "ours: GCRA + deny cache"
+	NameOursBatch   = "ours: GCRA + batching"
+	NameLimitP16    = "pipelined limit (redis-benchmark -P 16)"
 )
 
 // Table ids.
@@ -31,6 +33,9 @@ const (
 	TableLimitManyAdmit  = "limiter-many-admit"
 	TableLimitHotReject  = "limiter-hot-reject"
 	TableLimitManyReject = "limiter-many-reject"
+	TableLimitLongKeys   = "limiter-long-keys-admit"
+	// TableLimitSweep + a quota ("5/1h0m0s") names each table of the sweep.
+	TableLimitSweep = "limiter-sweep-"
 )
 
 // Report is everything one run measured.

@@ -71,6 +71,11 @@ func targets(cases []*benchCase, rep *Report) []Target {
 	}
 	ts = append(ts, atLeast("limiter, 1 hot key, rejecting: GCRA + deny cache ÷ redis_rate",
 		ratio(cases, TableLimitHotReject, NameOursDeny, NameRedisRate), 10))
+	t := atLeast("limiter, many keys, admitting: GCRA + batching ÷ redis_rate",
+		ratio(cases, TableLimitManyAdmit, NameOursBatch, NameRedisRate), 2)
+	t.Detail = fmt.Sprintf("%.2f of the pipelined limit (redis-benchmark -P 16, a one-command script); unbatched GCRA %.2f of it",
+		ratio(cases, TableLimitManyAdmit, NameOursBatch, NameLimitP16), ratio(cases, TableLimitManyAdmit, NameOursGCRA, NameLimitP16))
+	ts = append(ts, t)
 	var logs []string
 	for _, m := range rep.Memory {
 		if m.Name == NameOursLog {

@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -63,5 +64,42 @@ func BenchmarkAllow(b *testing.B) {
 				})
 			})
 		}
+	}
+}
+
+// BenchmarkAllowBatched: 50 goroutines on 10k keys, GCRA, with and without
+// WithBatching (the shape of make bench's batched row).
+func BenchmarkAllowBatched(b *testing.B) {
+	s := redistest.Start(b)
+	c := s.Client(b, func(o *redis.Options) { o.PoolSize = 100 })
+	keys := make([]string, 10_000)
+	for i := range keys {
+		keys[i] = "user:" + strconv.Itoa(i)
+	}
+	lim := ratelimit.GCRA(1_000_000, time.Second, 1_000_000)
+	for _, size := range []int{0, 16, 64} {
+		opts := []ratelimit.Option{ratelimit.WithPrefix(s.Prefix() + "rl:")}
+		if size > 0 {
+			opts = append(opts, ratelimit.WithBatching(size))
+		}
+		l, err := ratelimit.New(c, opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("batch="+strconv.Itoa(size), func(b *testing.B) {
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.SetParallelism(max(50/runtime.GOMAXPROCS(0), 1))
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					i += 7919
+					if _, err := l.Allow(ctx, keys[i%len(keys)], lim); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }

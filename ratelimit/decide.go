@@ -20,7 +20,7 @@ func (l *Limiter) callOne(ctx context.Context, m mode, key string, lim Limit, n 
 		s = gcraScripts
 	}
 	keys := []string{base(l.cfg.prefix, key) + lim.id}
-	reply, err := s.pick(m).Run(ctx, l.client, keys, n, m.arg(), pinned, lim.params[0], lim.params[1], lim.params[2]).Int64Slice()
+	reply, err := l.script(ctx, s.pick(m), keys, n, m.arg(), pinned, lim.params[0], lim.params[1], lim.params[2]).Int64Slice()
 	if err != nil {
 		return nil, l.callError(ctx, m, key, err)
 	}

@@ -30,7 +30,7 @@ func ExampleNew() {
 }
 
 func ExampleLimiter_Allow() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	res, err := limiter.Allow(context.Background(), "user:42", ratelimit.SlidingLog(100, time.Minute))
 	if err != nil {
 		log.Print(err) // Redis unreachable: fail open or closed, your choice
@@ -42,7 +42,7 @@ func ExampleLimiter_Allow() {
 }
 
 func ExampleLimiter_AllowN() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	// A batch of 20 rows counts as 20 requests, all or none.
 	res, err := limiter.AllowN(context.Background(), "tenant:7", ratelimit.GCRA(100, time.Second, 50), 20)
 	if err == nil && res.Allowed {
@@ -51,7 +51,7 @@ func ExampleLimiter_AllowN() {
 }
 
 func ExampleLimiter_Take() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	// Send as many of 500 queued emails as the limit allows now.
 	res, err := limiter.Take(context.Background(), "mailer", ratelimit.SlidingCounter(1000, time.Minute), 500)
 	if err == nil {
@@ -60,7 +60,7 @@ func ExampleLimiter_Take() {
 }
 
 func ExampleLimiter_Peek() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	res, err := limiter.Peek(context.Background(), "user:42", ratelimit.SlidingLog(100, time.Minute))
 	if err == nil {
 		fmt.Printf("%d left, full again in %v\n", res.Remaining, res.ResetAfter)
@@ -68,7 +68,7 @@ func ExampleLimiter_Peek() {
 }
 
 func ExampleLimiter_Wait() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := limiter.Wait(ctx, "crawler:example.com", ratelimit.GCRA(2, time.Second, 1)); err != nil {
@@ -81,13 +81,13 @@ func ExampleLimiter_Wait() {
 func ExampleWithPinnedClockForTests() {
 	// In a test only: place requests at exact instants.
 	now := time.UnixMilli(1_750_000_000_000)
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}),
 		ratelimit.WithPinnedClockForTests(func() time.Time { return now }))
 	_ = limiter
 }
 
 func ExamplePolicy() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	p := ratelimit.Policy{
 		ratelimit.SlidingLog(10, time.Second).Named("burst"),
 		ratelimit.SlidingCounter(1000, 24*time.Hour).Named("daily"),
@@ -147,7 +147,7 @@ func ExampleWithDenyCache() {
 }
 
 func ExampleLimiter_Reset() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	// An operator lifts a user's block: the next call starts afresh.
 	if err := limiter.Reset(context.Background(), "user:42", ratelimit.SlidingLog(100, time.Minute)); err != nil {
 		log.Print(err)
@@ -155,7 +155,7 @@ func ExampleLimiter_Reset() {
 }
 
 func ExampleLimiter_WaitN() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// Send a batch of 20 messages within a 10/s, burst 50 budget.
@@ -170,7 +170,7 @@ func ExampleLimiter_WaitN() {
 func ExampleWithHook() {
 	var mu sync.Mutex
 	rejected := map[string]int{}
-	limiter, err := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+	limiter, err := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}),
 		ratelimit.WithHook(func(_ context.Context, d ratelimit.Decision) {
 			if d.Err == nil && !d.Allowed {
 				mu.Lock()
@@ -186,7 +186,7 @@ func ExampleWithHook() {
 
 // Log each call that got no decision from Redis, at level Warn.
 func ExampleWithLogger() {
-	limiter, err := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+	limiter, err := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}),
 		ratelimit.WithLogger(slog.Default()))
 	if err != nil {
 		log.Fatal(err)

@@ -18,6 +18,7 @@ type Limiter struct {
 	client redis.Scripter
 	cfg    config
 	deny   *denyCache // nil unless WithDenyCache
+	batch  *batcher   // nil unless WithBatching
 }
 
 // New returns a Limiter that keeps its state in the server behind client.
@@ -39,6 +40,12 @@ func New(client redis.Scripter, opts ...Option) (*Limiter, error) {
 	}
 	if l.cfg.denyCache > 0 {
 		l.deny = newDenyCache(l.cfg.denyCache)
+	}
+	if l.cfg.batch > 0 {
+		var err error
+		if l.batch, err = newBatcher(client, l.cfg.batch); err != nil {
+			return nil, err
+		}
 	}
 	return l, nil
 }

@@ -15,6 +15,7 @@ type config struct {
 	prefix    string
 	pinned    func() time.Time
 	denyCache int
+	batch     int // WithBatching's size; 0: no batching
 
 	observer // WithHook, WithLogger
 }

@@ -87,7 +87,7 @@ func (l *Limiter) callPolicy(ctx context.Context, m mode, key string, p Policy, 
 		keys[i] = b + lim.id
 		args = append(args, lim.alg.letter(), lim.Burst(), lim.a, lim.b)
 	}
-	reply, err := policyScripts.pick(m).Run(ctx, l.client, keys, args...).Int64Slice()
+	reply, err := l.script(ctx, policyScripts.pick(m), keys, args...).Int64Slice()
 	if err != nil {
 		return nil, l.callError(ctx, m, key, err)
 	}
