@@ -142,15 +142,22 @@ func startFencedOutNode(t *testing.T, name string, write func(ctx context.Contex
 // returning; fn's context says why; Run goes on and contends again.
 func TestTermWhoseFencedWriteIsRefusedAsStaleEndsFencedOutInsteadOfLeadingInName(t *testing.T) {
 	causes := make(chan error, 4)
+	// The first term's write; later terms may be cut short by the test's end.
+	writes := make(chan error, 1)
 	n, cfg := startFencedOutNode(t, "fencedout", func(ctx context.Context, term election.Term, key string) error {
-		if err := term.Fencer.Set(ctx, key, "mine"); !errors.Is(err, fence.ErrStale) {
-			t.Errorf("write with epoch %d: %v, want ErrStale", term.Epoch, err)
+		err := term.Fencer.Set(ctx, key, "mine")
+		select {
+		case writes <- err:
+		default:
 		}
 		<-ctx.Done() // deliberately not returning: the term must end anyway
 		causes <- context.Cause(ctx)
 		return nil
 	})
 	first := n.rec.nth(t, 5*time.Second, "elected", 1)
+	if err := <-writes; !errors.Is(err, fence.ErrStale) {
+		t.Errorf("first term's write with epoch %d: %v, want ErrStale", first.epoch, err)
+	}
 	d := n.rec.nth(t, staleRenew, "demoted", 1) // at once, not at a renewal or the TTL
 	if d.reason != election.ReasonFencedOut || d.epoch != first.epoch {
 		t.Fatalf("demoted epoch %d for %v, want epoch %d fenced out", d.epoch, d.reason, first.epoch)
