@@ -187,7 +187,8 @@ func (a *acquirers) overlapping(from time.Time) int {
 // replica that was cut off, or fewer replicas acknowledged than could be
 // promoted, and the lock vanishes; then two holders for up to one TTL, and
 // only the fence, refusing the older once the newer writes, keeps the
-// resource right (package fence's Sentinel history shows that).
+// resource right (package fence's
+// TestWithReplicasLeaseVanishesWhenSentinelPromotesAReplicaThatMissedIt).
 func TestSentinelFailoverReissuesTokensUnlessTheyFollowTheServerClock(t *testing.T) {
 	sen := redistest.StartSentinel(t)
 	type variant struct {

@@ -264,6 +264,27 @@ func (s *Sentinel) KillPrimary(t testing.TB) Failover {
 	})
 }
 
+// KillPrimaryThawing is KillPrimary for a test that froze replicas (Freeze)
+// so that they miss what the primary accepts: once the primary is dead it
+// thaws them, and they find no primary to catch up from. Sentinel can then
+// promote a replica that lacks writes another replica acknowledged (WAIT).
+func (s *Sentinel) KillPrimaryThawing(t testing.TB, frozen ...*Server) Failover {
+	t.Helper()
+	return s.fault(t, "SIGKILL", func(ctx context.Context, old *Server) error {
+		if err := old.process(t, "KillPrimaryThawing").Kill(); err != nil {
+			return err
+		}
+		for _, r := range frozen {
+			if err := r.process(t, "KillPrimaryThawing").Thaw(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(old, primary *Server) error {
+		return s.restartAsReplica(old, primary)
+	})
+}
+
 // FreezePrimary stops the primary with SIGSTOP, holds it frozen until the
 // sentinels have promoted a replica, then thaws it. Sentinel demotes it;
 // whatever it accepted from clients that still reached it (commands sent
