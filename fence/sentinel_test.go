@@ -540,3 +540,33 @@ func waitCond(t *testing.T, within time.Duration, what string, cond func() bool)
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// The failover histories' figures count only certain staleness: a write
+// accepted after a write of a holder that acquired strictly later. This
+// checks the counting on hand-made histories, with no server.
+func TestStaleCountSeesAWriteAcceptedAfterALaterHoldersWriteAndNothingElse(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	h := &history{}
+	x := h.hold(7, ms(0), ms(1))   // X: acquired first
+	y := h.hold(7, ms(10), ms(11)) // Y: strictly later, its token reissued
+	h.wrote(write{holder: y, sent: ms(12), done: ms(13), accepted: true})
+	h.wrote(write{holder: x, sent: ms(14), done: ms(15), accepted: true}) // X after Y wrote: stale
+	h.wrote(write{holder: x, sent: ms(12), done: ms(16), accepted: true}) // sent before Y's write ended: not certain
+	if f := h.analyse(); f.stale != 1 || f.reissued != 1 || f.accepted != 3 {
+		t.Fatalf("figures %+v, want 1 stale, 1 reissued, 3 accepted", f)
+	}
+
+	// Overlapping acquires are not ordered; a refused write of a later
+	// holder still makes an earlier holder's later accepted write stale.
+	h = &history{}
+	x = h.hold(8, ms(0), ms(5))
+	y = h.hold(3, ms(4), ms(6)) // sent before X's acquire returned: not later
+	z := h.hold(2, ms(20), ms(21))
+	h.wrote(write{holder: y, sent: ms(7), done: ms(8), accepted: true})
+	h.wrote(write{holder: x, sent: ms(9), done: ms(10), accepted: true})
+	h.wrote(write{holder: z, sent: ms(22), done: ms(23), inLease: true})
+	h.wrote(write{holder: x, sent: ms(24), done: ms(25), accepted: true})
+	if f := h.analyse(); f.stale != 1 || f.reissued != 1 || f.refused != 1 || f.refusedInLease != 1 {
+		t.Fatalf("figures %+v, want 1 stale (X after Z), 1 reissued (Z), 1 refused in lease", f)
+	}
+}
