@@ -149,23 +149,21 @@ func (c *Cluster) PrimaryOf(t testing.TB, key string) *Server {
 }
 
 func (c *Cluster) primaryOf(ctx context.Context, key string) (*Server, error) {
-	slot := int64(redisKeySlot(key))
+	slot := int(redisKeySlot(key))
 	var owner *Server
 	for _, n := range c.live() {
-		shards, err := c.admin(n).ClusterShards(ctx).Result()
+		// CLUSTER SHARDS of Redis 7.0 keeps listing a failed primary, and
+		// for a while lists no healthy one, for its slots; CLUSTER SLOTS
+		// names the promoted replica at once.
+		//lint:ignore SA1019 CLUSTER SHARDS is unreliable after a failover in Redis 7.0
+		slots, err := c.admin(n).ClusterSlots(ctx).Result()
 		if err != nil {
 			return nil, err
 		}
 		var addr string
-		for _, sh := range shards {
-			for _, r := range sh.Slots {
-				if r.Start <= slot && slot <= r.End {
-					for _, node := range sh.Nodes {
-						if node.Role == "master" {
-							addr = node.IP + ":" + strconv.FormatInt(node.Port, 10)
-						}
-					}
-				}
+		for _, r := range slots {
+			if r.Start <= slot && slot <= r.End && len(r.Nodes) > 0 {
+				addr = r.Nodes[0].Addr
 			}
 		}
 		i := slices.IndexFunc(c.nodes, func(s *Server) bool { return s.addr == addr })
@@ -257,7 +255,7 @@ func (c *Cluster) fault(t testing.TB, key, what string, do func(ctx context.Cont
 		return c.allOK(ctx)
 	})
 	if err != nil {
-		t.Fatalf("redistest: after %s of %s: %v", what, old.addr, err)
+		t.Fatalf("redistest: after %s of %s: %v\n%s", what, old.addr, err, c.views(ctx))
 	}
 	took := time.Since(start)
 	if after != nil {
@@ -331,8 +329,43 @@ func (c *Cluster) waitSettled(ctx context.Context) error {
 		if primaries != 3 || synced != 3 {
 			return fmt.Errorf("%d primaries, %d replicas in sync", primaries, synced)
 		}
+		// Every node's view must agree, config epochs included, before the
+		// next fault. Once, a primary killed just after a CLUSTER FAILOVER
+		// had made it primary was replaced by a replica that claimed the
+		// slots with a config epoch below the dead primary's; the other
+		// nodes kept the dead one as the slots' owner.
+		var first string
+		for _, n := range c.nodes {
+			nodes, err := c.admin(n).ClusterNodes(ctx).Result()
+			if err != nil {
+				return err
+			}
+			v := clusterView(nodes)
+			if first == "" {
+				first = v
+			} else if v != first {
+				return fmt.Errorf("nodes' views differ:\n%s\n%s", first, v)
+			}
+		}
 		return nil
 	})
+}
+
+// clusterView is a node's CLUSTER NODES with what differs from node to
+// node left out (myself, ping and pong times, link state): who is primary
+// of what, with which config epoch.
+func clusterView(nodes string) string {
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			continue
+		}
+		flags := strings.ReplaceAll(f[2], "myself,", "")
+		lines = append(lines, strings.Join(append([]string{f[0], flags, f[3], f[6]}, f[8:]...), " "))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }
 
 // redisKeySlot is Redis Cluster's HASH_SLOT: CRC16 of the key's hash tag
@@ -355,4 +388,16 @@ func redisKeySlot(key string) uint16 {
 		}
 	}
 	return crc % 16384
+}
+
+// views returns each live node's CLUSTER NODES, for a failure message.
+func (c *Cluster) views(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	var b strings.Builder
+	for _, n := range c.live() {
+		nodes, err := c.admin(n).ClusterNodes(ctx).Result()
+		fmt.Fprintf(&b, "CLUSTER NODES on %s (%v):\n%s\n", n.addr, err, nodes)
+	}
+	return b.String()
 }
