@@ -14,12 +14,10 @@ import (
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
-// epochsFollowTheServerClock says whether lock's default tokens, which
+// epochsFollowTheServerClock says that lock's default tokens, which
 // election's epochs are, follow the server's clock: a promoted replica then
-// never issues an epoch at or below one already issued. Today they are the
-// counter alone (false). Set it to true once the hybrid-clock tokens are
-// merged as lock's default.
-const epochsFollowTheServerClock = false
+// never issues an epoch at or below one already issued.
+const epochsFollowTheServerClock = true
 
 // A leader elected through a Sentinel-managed Redis: for each fault — (a)
 // SENTINEL FAILOVER, (b) the primary SIGKILLed, (c) the primary frozen past

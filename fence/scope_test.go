@@ -57,10 +57,11 @@ func TestPerKeyMarksLetStaleHolderWriteUntouchedKeysButScopeDoesNot(t *testing.T
 	}
 }
 
-// On Redis Cluster every script must touch one slot. A real cluster node
-// answers CROSSSLOT otherwise, so this runs each write on one.
+// On Redis Cluster every script must touch one slot. A real Cluster (three
+// primaries, a replica each) answers CROSSSLOT otherwise, so this runs each
+// write on one.
 func TestFencedWritesRunOnRedisClusterWithMarkInTheDataSlot(t *testing.T) {
-	_, cc := redistest.StartClusterNode(t)
+	cc := redistest.StartCluster(t).Client(t)
 	ctx := context.Background()
 
 	// The node refuses a script whose keys span slots: the check is real.
@@ -144,10 +145,10 @@ func TestUntaggedAndTaggedKeysOfOneSlotKeepMarksOfTheirOwn(t *testing.T) {
 
 // A mark is named after what it guards, so an ACL key pattern that covers
 // the data covers its mark, and it sits in the data's slot: checked with
-// CLUSTER KEYSLOT on a real cluster node, for untagged and tagged keys and
+// CLUSTER KEYSLOT on a real Cluster, for untagged and tagged keys and
 // both kinds of scope, with no doubled suffix.
 func TestMarksShareTheDataPrefixAndSlotOnRedisCluster(t *testing.T) {
-	_, cc := redistest.StartClusterNode(t)
+	cc := redistest.StartCluster(t).Client(t)
 	ctx := context.Background()
 	perKey, err := fence.New(cc)
 	if err != nil {

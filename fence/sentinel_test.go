@@ -28,18 +28,15 @@ type tokenScheme struct {
 	monotonic bool
 }
 
-// tokenSchemes returns the token schemes the failover histories run side by
-// side, each with its own lock name and fenced key. Today lock issues
-// counter-only tokens and nothing else. Once the hybrid-clock tokens are
-// merged (max(counter+1, server TIME in µs) by default,
-// lock.WithCounterTokens for the old ones), the body becomes:
-//
-//	return []tokenScheme{
-//		{name: "counter-only", opts: []lock.Option{lock.WithCounterTokens()}},
-//		{name: "hybrid clock", monotonic: true},
-//	}
+// tokenSchemes returns the token schemes the failover histories run side by side,
+// each with its own lock name and keys: the counter alone
+// (lock.WithCounterTokens), which a failover can move backwards, and lock's
+// default, max(counter+1, the server's clock in µs), which it must not.
 func tokenSchemes() []tokenScheme {
-	return []tokenScheme{{name: "counter-only"}}
+	return []tokenScheme{
+		{name: "counter-only", opts: []lock.Option{lock.WithCounterTokens()}},
+		{name: "hybrid clock", monotonic: true},
+	}
 }
 
 // Failover histories. The core runs in every `go test`; SENTINEL_SOAK=5m

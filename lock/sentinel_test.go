@@ -23,18 +23,15 @@ type tokenScheme struct {
 	monotonic bool
 }
 
-// tokenSchemes returns the token schemes the Sentinel tests run side by
-// side, each under a key prefix of its own. Today lock issues counter-only
-// tokens and nothing else. Once the hybrid-clock tokens are merged
-// (max(counter+1, server TIME in µs) by default, lock.WithCounterTokens for
-// the old ones), the body becomes:
-//
-//	return []tokenScheme{
-//		{name: "counter-only", opts: []lock.Option{lock.WithCounterTokens()}},
-//		{name: "hybrid clock", monotonic: true},
-//	}
+// tokenSchemes returns the token schemes the Sentinel tests run side by side,
+// each with its own lock name and keys: the counter alone
+// (lock.WithCounterTokens), which a failover can move backwards, and lock's
+// default, max(counter+1, the server's clock in µs), which it must not.
 func tokenSchemes() []tokenScheme {
-	return []tokenScheme{{name: "counter-only"}}
+	return []tokenScheme{
+		{name: "counter-only", opts: []lock.Option{lock.WithCounterTokens()}},
+		{name: "hybrid clock", monotonic: true},
+	}
 }
 
 // acquisition is one lease handed out, with when its acquire was sent and

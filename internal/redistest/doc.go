@@ -21,6 +21,11 @@
 // process to freeze, thaw and kill, such as a leader paused between its
 // check and its write.
 //
+// StartSentinel runs a primary, two replicas and three sentinels, with a
+// go-redis failover client and failovers by SENTINEL FAILOVER, SIGKILL and
+// SIGSTOP; StartCluster runs a Cluster of three primaries with a replica
+// each, failed over by CLUSTER FAILOVER or SIGKILL.
+//
 // Every process is stopped in t.Cleanup, and each is started with a parent
 // death signal so that it dies with the test binary even when the binary is
 // killed. Package pgtest does the same for PostgreSQL.
