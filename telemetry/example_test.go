@@ -55,9 +55,9 @@ func ExampleTelemetry_Election() {
 	tel, _ := telemetry.New()
 	obs := tel.Election("reports")
 	onDemoted := obs.OnDemoted
-	obs.OnDemoted = func(epoch int64, r election.Reason) {
-		onDemoted(epoch, r)
-		log.Printf("stepped down from epoch %d: %v", epoch, r)
+	obs.OnDemoted = func(epoch int64, r election.Reason, held time.Duration) {
+		onDemoted(epoch, r, held)
+		log.Printf("stepped down from epoch %d after %v: %v", epoch, held, r)
 	}
 	_, _ = election.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
 		election.Config{Name: "reports", Observer: obs})

@@ -128,7 +128,7 @@ func New(opts ...Option) (*Telemetry, error) {
 	t.rlDecisions = count("ratelimit.decisions", "{decision}", "Rate-limit decisions, by outcome (allowed, rejected, error) and binding limit.")
 	t.rlDuration = hist("ratelimit.decision.duration", "Duration of rate-limit decisions, by outcome and binding limit.")
 	t.fenceWrites = count("fence.writes", "{write}", "Fenced writes, by outcome (accepted, or stale: refused for a token below the highest).")
-	t.electionTransitions = count("election.transitions", "{transition}", "Role transitions of this node (elected, demoted, follower), by election.")
+	t.electionTransitions = count("election.transitions", "{transition}", "Role transitions of this node (elected, demoted, follower) and the leader changes it saw (leader_changed), by election.")
 	t.electionTerm = hist("election.term.duration", "Length of this node's terms as leader, by demotion reason.")
 	var err error
 	t.electionLeader, err = m.Int64UpDownCounter("election.leader", metric.WithUnit("{leader}"),
