@@ -78,11 +78,14 @@ type Telemetry struct {
 
 	lockDuration, lockWait, lockHold metric.Float64Histogram
 	lockLost                         metric.Int64Counter
+	lockCache                        cache[lockKind]
 
 	rlDecisions metric.Int64Counter
 	rlDuration  metric.Float64Histogram
+	rlCache     cache[rateLimitKind]
 
 	fenceWrites metric.Int64Counter
+	fenceCache  cache[fenceKind]
 
 	electionTransitions metric.Int64Counter
 	electionTerm        metric.Float64Histogram
@@ -147,12 +150,14 @@ var secondsBuckets = []float64{
 	0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600,
 }
 
+// clientKind is every span's kind, made once.
+var clientKind = trace.WithSpanKind(trace.SpanKindClient)
+
 // span records a call that has already happened: it started latency ago
 // and ended now. Its parent is ctx's span.
-func (t *Telemetry) span(ctx context.Context, name string, latency time.Duration, err error, attrs ...attribute.KeyValue) {
+func (t *Telemetry) span(ctx context.Context, name string, latency time.Duration, err error, attrs []attribute.KeyValue) {
 	now := time.Now()
-	_, s := t.tracer.Start(ctx, name, trace.WithTimestamp(now.Add(-latency)),
-		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	_, s := t.tracer.Start(ctx, name, trace.WithTimestamp(now.Add(-latency)), clientKind, trace.WithAttributes(attrs...))
 	if err != nil {
 		s.RecordError(err, trace.WithTimestamp(now))
 		s.SetStatus(codes.Error, err.Error())
