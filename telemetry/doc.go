@@ -24,7 +24,10 @@
 //     (accepted or stale: the refusal that kept a stale holder out) and,
 //     for PostgreSQL, fence.table;
 //   - election.transitions, election.term.duration, election.leader, by
-//     election.name, election.transition and election.demotion.reason.
+//     election.name, election.transition (elected, demoted, follower,
+//     leader_changed) and election.demotion.reason; leader_changed counts
+//     every term a node sees, so a node that never leads still shows
+//     leadership moving between the others.
 //
 // Lock names (WithLockNames) and user keys (WithKeys) are attributes only
 // when asked for: each distinct value is a time series of its own.

@@ -15,7 +15,7 @@ import (
 // Attribute keys of election metrics.
 const (
 	AttrElectionName       = attribute.Key("election.name")
-	AttrElectionTransition = attribute.Key("election.transition")      // elected, demoted or follower
+	AttrElectionTransition = attribute.Key("election.transition")      // elected, demoted, follower or leader_changed
 	AttrElectionReason     = attribute.Key("election.demotion.reason") // election.Reason, in snake case
 )
 
@@ -23,8 +23,11 @@ const (
 // name as its Config.Name) that records:
 //
 //   - election.transitions ({transition}): by election.name and
-//     election.transition (elected, demoted with election.demotion.reason,
-//     follower);
+//     election.transition: elected; demoted, with election.demotion.reason;
+//     follower; leader_changed, each time this node sees a term it has not
+//     seen before (another node's, within the Config's RetryInterval, or
+//     its own at its election), so a node that never leads still counts
+//     leadership moving between the others;
 //   - election.term.duration (s): each term's length, by reason;
 //   - election.leader ({leader}): 1 while this node leads, 0 otherwise.
 //
@@ -33,7 +36,9 @@ const (
 // yours. Use one Observer per Elector.
 func (t *Telemetry) Election(name string) election.Observer {
 	o := &electionObserver{t: t, name: AttrElectionName.String(name)}
-	return election.Observer{OnElected: o.elected, OnDemoted: o.demoted, OnFollower: o.follower}
+	return election.Observer{
+		OnElected: o.elected, OnDemoted: o.demoted, OnFollower: o.follower, OnLeaderChange: o.leaderChanged,
+	}
 }
 
 type electionObserver struct {
@@ -69,4 +74,8 @@ func (o *electionObserver) demoted(_ int64, r election.Reason, held time.Duratio
 
 func (o *electionObserver) follower(election.LeaderInfo) {
 	o.t.electionTransitions.Add(context.Background(), 1, metric.WithAttributes(o.name, AttrElectionTransition.String("follower")))
+}
+
+func (o *electionObserver) leaderChanged(election.LeaderInfo) {
+	o.t.electionTransitions.Add(context.Background(), 1, metric.WithAttributes(o.name, AttrElectionTransition.String("leader_changed")))
 }

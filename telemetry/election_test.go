@@ -97,3 +97,74 @@ func waitUntil(t testing.TB, within time.Duration, what string, cond func() bool
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A node that never leads used to count one follower transition and then
+// nothing while leadership moved between two others; leader_changed counts
+// each term it sees, within one RetryInterval (its check's period) and a
+// round trip.
+func TestElectionLeaderChangeBetweenOtherNodesIsCountedByANodeThatNeverLed(t *testing.T) {
+	s := redistest.Start(t)
+	const ttl, retry = time.Second, 200 * time.Millisecond
+	type node struct {
+		o    *sdk
+		e    *election.Elector
+		stop func()
+	}
+	start := func(id string) *node {
+		n := &node{o: newOtel(t)}
+		var err error
+		n.e, err = election.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true }), election.Config{
+			Name: "handover", NodeID: id, Prefix: s.Prefix(), TTL: ttl, RenewInterval: retry, RetryInterval: retry,
+			Observer: n.o.Election("handover"),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- n.e.Run(ctx, func(ctx context.Context, _ election.Term) error { <-ctx.Done(); return nil })
+		}()
+		n.stop = func() { cancel(); <-done }
+		t.Cleanup(n.stop)
+		return n
+	}
+	name := telemetry.AttrElectionName.String("handover")
+	tr := telemetry.AttrElectionTransition
+	count := func(n *node, transition string) int64 {
+		return n.o.value(t, "election.transitions", name, tr.String(transition))
+	}
+
+	a := start("a")
+	waitUntil(t, 5*time.Second, "a elected", func() bool { return count(a, "elected") == 1 })
+	b, c := start("b"), start("c")
+	for _, n := range []*node{b, c} {
+		waitUntil(t, 5*time.Second, n.e.NodeID()+" sees a's term", func() bool { return count(n, "leader_changed") == 1 })
+	}
+	if err := a.e.Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Resign releases the lease and a sits out a RetryInterval: b or c wins,
+	// and the other never led.
+	waitUntil(t, ttl, "b or c elected", func() bool { return count(b, "elected")+count(c, "elected") > 0 })
+	winner, other := b, c
+	if count(c, "elected") > 0 {
+		winner, other = c, b
+	}
+	waitUntil(t, retry+retry, other.e.NodeID()+" counts the winner's term", func() bool {
+		return count(other, "leader_changed") == 2
+	})
+	if n := count(other, "elected"); n != 0 {
+		t.Fatalf("%s elected %d times; the test needs a node that never led", other.e.NodeID(), n)
+	}
+	if n := count(other, "follower"); n != 1 {
+		t.Errorf("%s: follower = %d in one follower stretch, want 1", other.e.NodeID(), n)
+	}
+	// The winner's own term is a leader change too, seen before its election.
+	if n := count(winner, "leader_changed"); n != 2 {
+		t.Errorf("%s: leader_changed = %d (a's term, then its own), want 2", winner.e.NodeID(), n)
+	}
+	if got := winner.o.value(t, "election.leader", name); got != 1 {
+		t.Errorf("%s: election.leader = %d while it leads, want 1", winner.e.NodeID(), got)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/redis-primitives/go/fence"
 )
@@ -47,22 +46,38 @@ func (t *Telemetry) Fence() fence.Option {
 // kept a stale holder out) and fence.table, and records a span
 // "fence.write" under ctx's span with the tokens.
 func (t *Telemetry) RecordFenceWrite(ctx context.Context, w FenceWrite) {
-	outcome := "accepted"
-	if !w.Accepted {
-		outcome = "stale"
+	k := fenceKind{store: w.Store, op: w.Operation, table: w.Table, accepted: w.Accepted}
+	build := func() *attrs {
+		outcome := "accepted"
+		if !k.accepted {
+			outcome = "stale"
+		}
+		kvs := make([]attribute.KeyValue, 0, 5)
+		kvs = append(kvs, AttrFenceStore.String(k.store), AttrFenceOperation.String(k.op), AttrFenceOutcome.String(outcome))
+		if k.table != "" {
+			kvs = append(kvs, AttrFenceTable.String(k.table))
+		}
+		if t.cfg.keys {
+			kvs = append(kvs, AttrFenceKey.String(w.Key))
+		}
+		return newAttrs("fence.write", kvs...)
 	}
-	attrs := make([]attribute.KeyValue, 0, 7)
-	attrs = append(attrs, AttrFenceStore.String(w.Store), AttrFenceOperation.String(w.Operation), AttrFenceOutcome.String(outcome))
-	if w.Table != "" {
-		attrs = append(attrs, AttrFenceTable.String(w.Table))
-	}
+	var a *attrs
 	if t.cfg.keys {
-		attrs = append(attrs, AttrFenceKey.String(w.Key))
+		a = build()
+	} else {
+		a = t.fenceCache.get(k, build)
 	}
-	t.fenceWrites.Add(ctx, 1, metric.WithAttributes(attrs...))
-	attrs = append(attrs, AttrFenceToken.Int64(w.Token))
+	t.fenceWrites.Add(ctx, 1, a.add...)
+	extra := [2]attribute.KeyValue{AttrFenceToken.Int64(w.Token), AttrFenceHighest.Int64(w.Highest)}
+	n := 1
 	if !w.Accepted {
-		attrs = append(attrs, AttrFenceHighest.Int64(w.Highest))
+		n = 2
 	}
-	t.span(ctx, "fence.write", 0, nil, attrs...)
+	t.span(ctx, a.span, 0, nil, a.spanAttrs(extra[:n]...))
+}
+
+type fenceKind struct {
+	store, op, table string
+	accepted         bool
 }

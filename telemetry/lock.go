@@ -37,37 +37,60 @@ func (t *Telemetry) Lock() lock.Option {
 	return lock.WithHook(t.lockEvent)
 }
 
-func (t *Telemetry) lockEvent(ctx context.Context, e lock.Event) {
-	attrs := make([]attribute.KeyValue, 0, 5)
+type lockKind struct {
+	op      lock.Op
+	outcome lock.Outcome
+}
+
+// lockAttrs builds what an event of e's kind records with.
+func (t *Telemetry) lockAttrs(e lock.Event) *attrs {
+	kvs := make([]attribute.KeyValue, 0, 3)
 	if e.Op != lock.OpWait && e.Op != lock.OpLost {
-		attrs = append(attrs, AttrLockOperation.String(string(e.Op)))
+		kvs = append(kvs, AttrLockOperation.String(string(e.Op)))
 	}
 	if e.Op == lock.OpLost {
-		attrs = append(attrs, AttrLockLostCause.String(string(e.Outcome)))
+		kvs = append(kvs, AttrLockLostCause.String(string(e.Outcome)))
 	} else {
-		attrs = append(attrs, AttrLockOutcome.String(string(e.Outcome)))
+		kvs = append(kvs, AttrLockOutcome.String(string(e.Outcome)))
 	}
 	if t.cfg.lockNames {
-		attrs = append(attrs, AttrLockName.String(e.Name))
+		kvs = append(kvs, AttrLockName.String(e.Name))
 	}
-	set := metric.WithAttributes(attrs...)
+	a := newAttrs("lock."+string(e.Op), kvs...)
+	if e.Op == lock.OpRelease {
+		a.hold = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kvs[1:]...))}
+	}
+	return a
+}
+
+func (t *Telemetry) lockEvent(ctx context.Context, e lock.Event) {
+	var a *attrs
+	if t.cfg.lockNames {
+		a = t.lockAttrs(e)
+	} else {
+		a = t.lockCache.get(lockKind{e.Op, e.Outcome}, func() *attrs { return t.lockAttrs(e) })
+	}
 	switch e.Op {
 	case lock.OpLost:
-		t.lockLost.Add(ctx, 1, set)
+		t.lockLost.Add(ctx, 1, a.add...)
 		return
 	case lock.OpWait:
-		t.lockWait.Record(ctx, e.Latency.Seconds(), set)
+		t.lockWait.Record(ctx, e.Latency.Seconds(), a.record...)
 	default:
-		t.lockDuration.Record(ctx, e.Latency.Seconds(), set)
+		t.lockDuration.Record(ctx, e.Latency.Seconds(), a.record...)
 	}
 	if e.Op == lock.OpRelease {
-		t.lockHold.Record(ctx, e.HeldFor.Seconds(), metric.WithAttributes(attrs[1:]...))
+		t.lockHold.Record(ctx, e.HeldFor.Seconds(), a.hold...)
 	}
+	var extra [2]attribute.KeyValue
+	n := 0
 	if e.Token != 0 {
-		attrs = append(attrs, AttrLockToken.Int64(e.Token))
+		extra[n] = AttrLockToken.Int64(e.Token)
+		n++
 	}
 	if e.Outcome == lock.OutcomeHeld {
-		attrs = append(attrs, AttrLockHolderToken.Int64(e.Holder.Token))
+		extra[n] = AttrLockHolderToken.Int64(e.Holder.Token)
+		n++
 	}
-	t.span(ctx, "lock."+string(e.Op), e.Latency, e.Err, attrs...)
+	t.span(ctx, a.span, e.Latency, e.Err, a.spanAttrs(extra[:n]...))
 }

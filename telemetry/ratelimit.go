@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -30,6 +29,11 @@ func (t *Telemetry) RateLimit() ratelimit.Option {
 	return ratelimit.WithHook(t.rateLimitDecision)
 }
 
+type rateLimitKind struct {
+	op, outcome, limit string
+	named              bool
+}
+
 func (t *Telemetry) rateLimitDecision(ctx context.Context, d ratelimit.Decision) {
 	outcome := "allowed"
 	switch {
@@ -38,19 +42,32 @@ func (t *Telemetry) rateLimitDecision(ctx context.Context, d ratelimit.Decision)
 	case !d.Allowed:
 		outcome = "rejected"
 	}
-	attrs := make([]attribute.KeyValue, 0, 5)
-	attrs = append(attrs, AttrRateLimitOperation.String(d.Op), AttrRateLimitOutcome.String(outcome))
-	if d.Limit != (ratelimit.Limit{}) {
-		attrs = append(attrs, AttrRateLimitLimit.String(d.Limit.Name()))
+	k := rateLimitKind{op: d.Op, outcome: outcome, named: d.Limit != (ratelimit.Limit{})}
+	if k.named {
+		k.limit = d.Limit.Name()
 	}
+	build := func() *attrs {
+		kvs := make([]attribute.KeyValue, 0, 4)
+		kvs = append(kvs, AttrRateLimitOperation.String(k.op), AttrRateLimitOutcome.String(k.outcome))
+		if k.named {
+			kvs = append(kvs, AttrRateLimitLimit.String(k.limit))
+		}
+		if t.cfg.keys {
+			kvs = append(kvs, AttrRateLimitKey.String(d.Key))
+		}
+		return newAttrs("ratelimit."+k.op, kvs...)
+	}
+	var a *attrs
 	if t.cfg.keys {
-		attrs = append(attrs, AttrRateLimitKey.String(d.Key))
+		a = build()
+	} else {
+		a = t.rlCache.get(k, build)
 	}
-	set := metric.WithAttributes(attrs...)
-	t.rlDecisions.Add(ctx, 1, set)
-	t.rlDuration.Record(ctx, d.Latency.Seconds(), set)
+	t.rlDecisions.Add(ctx, 1, a.add...)
+	t.rlDuration.Record(ctx, d.Latency.Seconds(), a.record...)
+	var extra []attribute.KeyValue
 	if d.Err == nil {
-		attrs = append(attrs, AttrRateLimitRemaining.Int(d.Remaining))
+		extra = []attribute.KeyValue{AttrRateLimitRemaining.Int(d.Remaining)}
 	}
-	t.span(ctx, "ratelimit."+d.Op, d.Latency, d.Err, attrs...)
+	t.span(ctx, a.span, d.Latency, d.Err, a.spanAttrs(extra...))
 }

@@ -78,11 +78,14 @@ type Telemetry struct {
 
 	lockDuration, lockWait, lockHold metric.Float64Histogram
 	lockLost                         metric.Int64Counter
+	lockCache                        cache[lockKind]
 
 	rlDecisions metric.Int64Counter
 	rlDuration  metric.Float64Histogram
+	rlCache     cache[rateLimitKind]
 
 	fenceWrites metric.Int64Counter
+	fenceCache  cache[fenceKind]
 
 	electionTransitions metric.Int64Counter
 	electionTerm        metric.Float64Histogram
@@ -128,7 +131,7 @@ func New(opts ...Option) (*Telemetry, error) {
 	t.rlDecisions = count("ratelimit.decisions", "{decision}", "Rate-limit decisions, by outcome (allowed, rejected, error) and binding limit.")
 	t.rlDuration = hist("ratelimit.decision.duration", "Duration of rate-limit decisions, by outcome and binding limit.")
 	t.fenceWrites = count("fence.writes", "{write}", "Fenced writes, by outcome (accepted, or stale: refused for a token below the highest).")
-	t.electionTransitions = count("election.transitions", "{transition}", "Role transitions of this node (elected, demoted, follower), by election.")
+	t.electionTransitions = count("election.transitions", "{transition}", "Role transitions of this node (elected, demoted, follower) and the leader changes it saw (leader_changed), by election.")
 	t.electionTerm = hist("election.term.duration", "Length of this node's terms as leader, by demotion reason.")
 	var err error
 	t.electionLeader, err = m.Int64UpDownCounter("election.leader", metric.WithUnit("{leader}"),
@@ -147,12 +150,14 @@ var secondsBuckets = []float64{
 	0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600,
 }
 
+// clientKind is every span's kind, made once.
+var clientKind = trace.WithSpanKind(trace.SpanKindClient)
+
 // span records a call that has already happened: it started latency ago
 // and ended now. Its parent is ctx's span.
-func (t *Telemetry) span(ctx context.Context, name string, latency time.Duration, err error, attrs ...attribute.KeyValue) {
+func (t *Telemetry) span(ctx context.Context, name string, latency time.Duration, err error, attrs []attribute.KeyValue) {
 	now := time.Now()
-	_, s := t.tracer.Start(ctx, name, trace.WithTimestamp(now.Add(-latency)),
-		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	_, s := t.tracer.Start(ctx, name, trace.WithTimestamp(now.Add(-latency)), clientKind, trace.WithAttributes(attrs...))
 	if err != nil {
 		s.RecordError(err, trace.WithTimestamp(now))
 		s.SetStatus(codes.Error, err.Error())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/examples/internal/promtel"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/httprate"
 )
@@ -24,14 +25,24 @@ var policy = ratelimit.Policy{
 
 type api struct {
 	client  *redis.Client
-	handler http.Handler
+	metrics *promtel.Metrics
+	handler http.Handler // /hello behind the middleware; /metrics beside it
 }
 
 func newAPI(redisAddr, prefix string) (*api, error) {
 	// ContextTimeoutEnabled: the middleware's Timeout bounds each decision
 	// only if the client honours context deadlines on its socket.
 	c := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: true})
-	limiter, err := ratelimit.New(c, ratelimit.WithPrefix(prefix))
+	// Every decision, counted by outcome and by the limit that decided
+	// (ratelimit.decisions), served at /metrics. Keys are not attributes:
+	// one series per API key or client IP would grow without bound.
+	metrics := promtel.New()
+	tel, err := metrics.Telemetry("ratelimited-api", "")
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	limiter, err := ratelimit.New(c, ratelimit.WithPrefix(prefix), tel.RateLimit())
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -57,7 +68,11 @@ func newAPI(redisAddr, prefix string) (*api, error) {
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "hello")
 	})
-	return &api{client: c, handler: m.Handler(mux)}, nil
+	// Scrapes are not rate-limited: the route sits outside the middleware.
+	root := http.NewServeMux()
+	root.Handle("GET /metrics", metrics.Handler())
+	root.Handle("/", m.Handler(mux))
+	return &api{client: c, metrics: metrics, handler: root}, nil
 }
 
 var apiKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -97,4 +112,6 @@ func (a *api) serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-func (a *api) close() error { return a.client.Close() }
+func (a *api) close() error {
+	return errors.Join(a.metrics.Shutdown(context.Background()), a.client.Close())
+}

@@ -7,6 +7,7 @@
 //	cd examples && go run ./ratelimited-api                 # serve and drive itself: prints the 429s and headers
 //	cd examples && go run ./ratelimited-api -serve :8080    # serve until Ctrl-C
 //	curl -i -H 'X-API-Key: alice' localhost:8080/hello
+//	curl -s localhost:8080/metrics                          # decisions by outcome and limit (Prometheus text)
 //
 // It starts its own redis-server unless REDIS_ADDR names one.
 package main
@@ -60,7 +61,7 @@ func mainErr(ctx context.Context, serveAddr string) error {
 		return err
 	}
 	if serveAddr != "" {
-		fmt.Printf("serving on %s; try: curl -i -H 'X-API-Key: alice' http://%s/hello\n", ln.Addr(), ln.Addr())
+		fmt.Printf("serving on %s; try: curl -i -H 'X-API-Key: alice' http://%s/hello, and curl http://%s/metrics\n", ln.Addr(), ln.Addr(), ln.Addr())
 		return api.serve(ctx, ln)
 	}
 	_, err = selfDrive(ctx, api, ln, os.Stdout)

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/examples/internal/promtel"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -118,5 +121,49 @@ func TestServeLimitsRequestsWithoutAKeyByIPAndStopsOnCancel(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not return within 10s of its context ending")
+	}
+}
+
+// An operator could not see a limiter's rejections, nor which limit made
+// them. After the self-driven run, /metrics counts alice's two refusals
+// under the limit that refused them (burst) and the other eight requests
+// as allowed; keys are not labels.
+func TestMetricsCountRejectionsByTheLimitThatRefused(t *testing.T) {
+	a, ln := newTestAPI(t)
+	if _, err := selfDrive(context.Background(), a, ln, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	a.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/metrics: %d", rec.Code)
+	}
+	page := rec.Body.String()
+	scrape, err := promtel.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatalf("/metrics is not Prometheus text: %v\n%s", err, page)
+	}
+	const decisions = "ratelimit_decisions_total"
+	for _, c := range []struct {
+		labels map[string]string
+		want   float64
+	}{
+		{map[string]string{"ratelimit_outcome": "rejected", "ratelimit_limit_name": "burst", "ratelimit_operation": "allow"}, 2},
+		{map[string]string{"ratelimit_outcome": "rejected", "ratelimit_limit_name": "minute"}, 0},
+		{map[string]string{"ratelimit_outcome": "allowed"}, 8},
+		{map[string]string{"ratelimit_outcome": "error"}, 0},
+	} {
+		if got, _ := scrape.Sum(decisions, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", decisions, c.labels, got, c.want)
+		}
+	}
+	if got, found := scrape.Sum("ratelimit_decision_duration_seconds", map[string]string{"ratelimit_outcome": "rejected"}); !found || got != 2 {
+		t.Errorf("ratelimit_decision_duration_seconds{rejected} count %v (found %v), want 2", got, found)
+	}
+	if strings.Contains(page, "alice") {
+		t.Errorf("/metrics names a key (alice): keys must not be labels\n%s", page)
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", page)
 	}
 }

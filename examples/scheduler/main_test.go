@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/examples/internal/promtel"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/internal/redistest/pgtest"
 )
@@ -56,5 +61,76 @@ func TestSlowRunOfTheStoppedLeadersTermIsRefusedAfterTheNewLeaderWrote(t *testin
 	}
 	if len(epochs) < 2 || len(got.runs) < 6 {
 		t.Errorf("%d runs over %d epochs; want runs from before and after the handover", len(got.runs), len(epochs))
+	}
+}
+
+// An operator could not see the stale write fencing refused, nor a leader
+// change seen from a node that never led. /metrics after the scripted
+// handover: the stopped leader's node counts one postgresql write refused
+// as stale; every node that did not lead counts two leader changes (the
+// first leader's term, then its successor's); the gauge of leaders is back
+// to 0 once the nodes stopped.
+func TestMetricsShowTheRefusedStaleWriteAndLeaderChangesSeenByANodeThatNeverLed(t *testing.T) {
+	s := redistest.Start(t)
+	metrics := promtel.New()
+	t.Cleanup(func() { _ = metrics.Shutdown(context.Background()) })
+	cfg := config{
+		redisAddr: s.Addr(), dsn: pgtest.NewDatabase(t), prefix: s.Prefix(),
+		nodes: 3, every: 100 * time.Millisecond, runFor: 1600 * time.Millisecond, lease: time.Second,
+		slow: 600 * time.Millisecond, metrics: metrics,
+	}
+	var out bytes.Buffer
+	got, err := run(context.Background(), cfg, &out)
+	t.Logf("output:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.stopped == "" || len(got.refused) != 1 {
+		t.Fatalf("stopped %q, refused %+v: want the scripted handover and one refused run", got.stopped, got.refused)
+	}
+	rec := httptest.NewRecorder()
+	metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	page := rec.Body.String()
+	scrape, err := promtel.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatalf("/metrics is not Prometheus text: %v\n%s", err, page)
+	}
+	stale := map[string]string{"fence_store": "postgresql", "fence_outcome": "stale"}
+	if n, _ := scrape.Sum("fence_writes_total", stale); n != 1 {
+		t.Errorf("fence_writes_total%v = %v, want 1", stale, n)
+	}
+	stale["service_instance_id"] = got.stopped
+	if n, _ := scrape.Sum("fence_writes_total", stale); n != 1 {
+		t.Errorf("fence_writes_total%v = %v, want 1: the refused write is the stopped leader's", stale, n)
+	}
+	accepted := map[string]string{"fence_store": "postgresql", "fence_outcome": "accepted"}
+	if n, _ := scrape.Sum("fence_writes_total", accepted); int(n) < len(got.runs) {
+		t.Errorf("fence_writes_total%v = %v, want at least the %d runs recorded", accepted, n, len(got.runs))
+	}
+	transitions := func(node, transition string) float64 {
+		n, _ := scrape.Sum("election_transitions_total", map[string]string{
+			"service_instance_id": node, "election_name": got.job, "election_transition": transition,
+		})
+		return n
+	}
+	neverLed := 0
+	for i := range cfg.nodes {
+		node := fmt.Sprintf("node-%d", i+1)
+		if node == got.stopped || transitions(node, "elected") > 0 {
+			continue
+		}
+		neverLed++
+		if n := transitions(node, "leader_changed"); n != 2 {
+			t.Errorf("%s, which never led: leader_changed = %v, want 2 (the first leader, then the next)", node, n)
+		}
+	}
+	if neverLed == 0 {
+		t.Fatalf("every node led; the test needs one that never did\n%s", out.String())
+	}
+	if n, found := scrape.Sum("election_leader", map[string]string{"election_name": got.job}); !found || n != 0 {
+		t.Errorf("election_leader = %v (found %v) after every node stopped, want 0", n, found)
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", page)
 	}
 }

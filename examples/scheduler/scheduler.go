@@ -14,8 +14,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/examples/internal/promtel"
 	"github.com/redis-primitives/go/examples/internal/servers"
 	"github.com/redis-primitives/go/fence/pgfence"
+	"github.com/redis-primitives/go/telemetry/pgfencetel"
 )
 
 type config struct {
@@ -26,6 +28,9 @@ type config struct {
 	runFor         time.Duration // 0: until ctx ends, no scripted handover
 	lease          time.Duration // the leader's lease
 	slow           time.Duration // the run in flight at the handover; default 4 × every
+	// metrics receives each node's telemetry (elections, fenced writes),
+	// labelled service_instance_id=<node>; nil: a registry no one reads.
+	metrics *promtel.Metrics
 }
 
 const schema = `
@@ -66,7 +71,6 @@ type scheduler struct {
 	cfg   config
 	job   string
 	pool  *pgxpool.Pool
-	store *pgfence.Store
 	start time.Time
 	w     io.Writer
 
@@ -99,6 +103,9 @@ func run(ctx context.Context, cfg config, w io.Writer) (outcome, error) {
 	if cfg.slow == 0 {
 		cfg.slow = 4 * cfg.every
 	}
+	if cfg.metrics == nil {
+		cfg.metrics = promtel.New()
+	}
 	if cfg.nodes < 2 || cfg.every <= 0 || cfg.lease <= 0 {
 		return outcome{}, fmt.Errorf("want at least 2 nodes and positive -every and -lease (got %d, %v, %v)", cfg.nodes, cfg.every, cfg.lease)
 	}
@@ -118,7 +125,7 @@ func run(ctx context.Context, cfg config, w io.Writer) (outcome, error) {
 		return outcome{}, fmt.Errorf("create tables: %w", err)
 	}
 	s := &scheduler{
-		cfg: cfg, job: "digest-" + servers.RandomHex(3), pool: pool, store: store, start: time.Now(), w: w,
+		cfg: cfg, job: "digest-" + servers.RandomHex(3), pool: pool, start: time.Now(), w: w,
 		slowSent: make(chan string, 1), elected: make(chan stamped, 64),
 	}
 	s.out.job = s.job
@@ -201,7 +208,7 @@ func (s *scheduler) script(ctx context.Context, nodes []*node) error {
 // leader is a leader's work: fire the job every cfg.every until the term
 // ends. Each run is a goroutine of its own that outlives the term if it is
 // slow, as runs fired by a scheduler do.
-func (s *scheduler) leader(id string) func(context.Context, election.Term) error {
+func (s *scheduler) leader(id string, store *pgfence.Store) func(context.Context, election.Term) error {
 	return func(ctx context.Context, term election.Term) error {
 		t := time.NewTicker(s.cfg.every)
 		defer t.Stop()
@@ -216,7 +223,7 @@ func (s *scheduler) leader(id string) func(context.Context, election.Term) error
 					work = s.cfg.slow
 				}
 				slot := now.Truncate(s.cfg.every)
-				s.jobs.Go(func() { s.runJob(id, term.Epoch, slot, work) })
+				s.jobs.Go(func() { s.runJob(id, store, term.Epoch, slot, work) })
 				if slow {
 					s.say("%s (epoch %d) fired %s; this run will take %v", id, term.Epoch, slot.Format("15:04:05.000"), work)
 					s.slowSent <- id
@@ -228,12 +235,12 @@ func (s *scheduler) leader(id string) func(context.Context, election.Term) error
 
 // runJob does the job's work, then records the run under Guard: the write
 // commits only if no newer epoch has written for this job.
-func (s *scheduler) runJob(id string, epoch int64, slot time.Time, work time.Duration) {
+func (s *scheduler) runJob(id string, store *pgfence.Store, epoch int64, slot time.Time, work time.Duration) {
 	time.Sleep(work) // the job's work; it does not watch the term, as most jobs do not
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.store.Guard(ctx, tx, "scheduler:"+s.job, epoch); err != nil {
+		if err := store.Guard(ctx, tx, "scheduler:"+s.job, epoch); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO scheduler_runs (job, slot, node, epoch) VALUES ($1, $2, $3, $4) ON CONFLICT (job, slot) DO NOTHING`,
@@ -304,21 +311,35 @@ type node struct {
 }
 
 func (s *scheduler) startNode(ctx context.Context, id, name string) (*node, error) {
+	// Each node reports as the separate process it stands for: its own
+	// Telemetry, labelled with its id. Telemetry's Observer counts
+	// elections, demotions and every leader change this node sees; the
+	// store's hook counts fenced writes, accepted or refused as stale.
+	tel, err := s.cfg.metrics.Telemetry("scheduler", id)
+	if err != nil {
+		return nil, err
+	}
+	store, err := pgfence.New(pgfencetel.Hook(tel))
+	if err != nil {
+		return nil, err
+	}
+	obs := tel.Election(name)
+	onElected, onDemoted := obs.OnElected, obs.OnDemoted
+	obs.OnElected = func(epoch int64) {
+		onElected(epoch)
+		s.say("%s elected (epoch %d)", id, epoch)
+		select {
+		case s.elected <- stamped{id, epoch, time.Now()}:
+		default:
+		}
+	}
+	obs.OnDemoted = func(epoch int64, r election.Reason, held time.Duration) {
+		onDemoted(epoch, r, held)
+		s.say("%s steps down (epoch %d, led %v): %v", id, epoch, held.Round(time.Millisecond), r)
+	}
 	c := redis.NewClient(&redis.Options{Addr: s.cfg.redisAddr, ContextTimeoutEnabled: true})
 	e, err := election.New(c, election.Config{
-		Name: name, NodeID: id, Prefix: s.cfg.prefix + "election:", TTL: s.cfg.lease,
-		Observer: election.Observer{
-			OnElected: func(epoch int64) {
-				s.say("%s elected (epoch %d)", id, epoch)
-				select {
-				case s.elected <- stamped{id, epoch, time.Now()}:
-				default:
-				}
-			},
-			OnDemoted: func(epoch int64, r election.Reason, held time.Duration) {
-				s.say("%s steps down (epoch %d, led %v): %v", id, epoch, held.Round(time.Millisecond), r)
-			},
-		},
+		Name: name, NodeID: id, Prefix: s.cfg.prefix + "election:", TTL: s.cfg.lease, Observer: obs,
 	})
 	if err != nil {
 		c.Close()
@@ -328,7 +349,7 @@ func (s *scheduler) startNode(ctx context.Context, id, name string) (*node, erro
 	n := &node{id: id, client: c, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(n.done)
-		_ = e.Run(ctx, s.leader(id)) // returns when ctx ends
+		_ = e.Run(ctx, s.leader(id, store)) // returns when ctx ends
 	}()
 	return n, nil
 }
