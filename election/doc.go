@@ -82,6 +82,28 @@
 // epochs be issued twice), and expiry on the local clock (the server's
 // clock times the lease; SafetyMargin covers drift, not a clock step).
 //
+// # ACL
+//
+// The least privilege a Redis user needs for this package, with the
+// default prefix "election:" and the data the term's Fencer writes under
+// "app:":
+//
+//	ACL SETUSER app on >secret resetkeys ~election:* ~app:*
+//	    resetchannels &election:* -@all
+//	    +evalsha +eval +evalsha_ro +eval_ro
+//	    +get +set +pttl +del +pexpire +mget +incrby +time +publish +subscribe
+//
+// These are package lock's commands (see its doc; Preflight's +info and
+// +config|get are not needed): the commands lock's scripts run are checked
+// against the user's ACL too. A follower waits on the channel P{N}:released
+// (SUBSCRIBE, which "&election:*" covers), and a leader's release PUBLISHes
+// there. Term.Fencer's Set runs GET and SET; HSet needs +hset, and a
+// script given to Eval the commands it runs.
+// TestUserLimitedToTheDocumentedACLLeadsHandsOverAndNeedsEveryCommand runs a
+// term, a fenced write, a renewal, Leader, Resign and a handover as exactly
+// this user, and shows that each command is needed. Run returns, without
+// retrying, the error of a command the ACL refuses.
+//
 // # Clients
 //
 // Give each Elector a client with ContextTimeoutEnabled set: the step-down

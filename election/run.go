@@ -273,7 +273,7 @@ func (e *Elector) fencedOut(ctx context.Context, k *lock.Keeper) Reason {
 // permanent reports whether err, from an attempt to take the lease, is one
 // that retrying cannot fix, so Run returns it instead of retrying until its
 // context ends: a name lock refuses; or a server that refuses the commands
-// (an ACL without them: NOPERM), does not know them (a Redis too old for
+// (an ACL without them: NOPERM, or the error of a script that ran one), does not know them (a Redis too old for
 // the scripts: unknown command, a script that does not compile), or finds
 // a key of another type where the election's keys belong (WRONGTYPE).
 // Anything else (a connection lost, a timeout, LOADING, READONLY during a
@@ -294,7 +294,10 @@ func permanent(err error) bool {
 			return true
 		}
 	}
-	for _, p := range []string{"ERR unknown command", "ERR unknown subcommand", "ERR Error compiling script"} {
+	// Redis 7.0 reports a command its ACL refuses inside a script without
+	// the NOPERM code.
+	for _, p := range []string{"ERR unknown command", "ERR unknown subcommand", "ERR Error compiling script",
+		"ERR The user executing the script can't run this command"} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}

@@ -19,6 +19,14 @@ var acquireScript = luascripts.New("lock/acquire.lua", acquireSource)
 // name before. When the name is held it returns a *HeldError, which matches
 // ErrHeld and tells the holder's token, owner and remaining TTL. It does not
 // retry or wait; see AcquireWait.
+//
+// An Acquire that got no reply (its context ended, the connection was
+// lost) may still run on the server, after it returned: a frozen or slow
+// server runs the queued script when it wakes. The Locker then releases,
+// in the background and by this acquisition's own id, whatever lock the
+// script set, once the server answers again (within the TTL of the
+// attempt; a lock it set later expires with its TTL). It never touches
+// another holder's lock.
 func (l *Locker) Acquire(ctx context.Context, name string, ttl time.Duration) (*Lease, error) {
 	return l.acquire(ctx, name, ttl, false)
 }
@@ -57,6 +65,9 @@ func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, wa
 func (l *Locker) acquireOne(ctx context.Context, lease *Lease, keys []string, args []any) (*Lease, error) {
 	res, err := acquireScript.Run(ctx, l.client, keys, args...).Result()
 	if err != nil {
+		if noReply(err) {
+			l.cleanUp(lease)
+		}
 		return nil, wrap(ctx, "acquire", lease.Name, err)
 	}
 	if err := lease.acquired(res); err != nil {

@@ -67,6 +67,29 @@
 // no PUBLISH. Both keys carry the hash tag {N}, so each script touches one
 // Cluster slot. The scripts need Redis 7.0 or later.
 //
+// # ACL
+//
+// The least privilege a Redis user needs for this package, with the
+// default prefix "lock:" (or WithPrefix("app:lock:") under "~app:*"):
+//
+//	ACL SETUSER app on >secret resetkeys ~lock:* resetchannels &lock:* -@all
+//	    +evalsha +eval +evalsha_ro +eval_ro
+//	    +get +set +pttl +del +pexpire +mget +incrby +time +publish
+//	    +subscribe +info +config|get
+//
+// EVALSHA/EVALSHA_RO run the scripts and EVAL/EVAL_RO load one the server
+// does not have yet. The commands a script runs are checked against the
+// user's ACL too: GET, SET, INCRBY and TIME (Acquire), PTTL and MGET
+// (Holder, a refused Acquire), PEXPIRE (Extend, renewals), DEL and PUBLISH
+// (Release, ForceRelease). SUBSCRIBE is AcquireWait's, on the channel
+// P{N}:released, which "&lock:*" covers; INFO and CONFIG GET are
+// Preflight's only. WithCounterTokens needs +incr in place of +incrby and
+// +time. TestUserLimitedToTheDocumentedACLRunsEveryPathAndNeedsEveryCommand
+// runs every path as exactly this user, and shows that each command is
+// needed. Preflight reports, in Report.Refused, any of these the user may
+// not run; a command refused inside a script comes back as Redis's error
+// naming the script's line, not the command.
+//
 // # Clients
 //
 // Any go-redis client fits (see Client). Set ContextTimeoutEnabled in the

@@ -62,7 +62,11 @@ func (l *Locker) Preflight(ctx context.Context) (Report, error) {
 		return r, nil
 	}
 	key := l.cfg.lockKey("preflight")
-	refused, err := aclCheckScript.Run(ctx, l.client, []string{key, counterKey(key)}, key+channelSuffix).StringSlice()
+	mode := "t"
+	if l.cfg.counterTokens {
+		mode = ""
+	}
+	refused, err := aclCheckScript.Run(ctx, l.client, []string{key, counterKey(key)}, key+channelSuffix, mode).StringSlice()
 	if err != nil {
 		return r, wrap(ctx, "preflight", "ACL", err)
 	}

@@ -78,7 +78,7 @@ func TestPreflightReportsTheVersionAndEveryCommandTheACLUserMayNotRun(t *testing
 		t.Fatal(err)
 	}
 	t.Logf("report: %+v", r)
-	if len(r.Refused) != 2 || !strings.HasPrefix(r.Refused[0], "INCRBY") || !strings.HasPrefix(r.Refused[1], "PUBLISH") || r.OK() {
+	if len(r.Refused) != 2 || !strings.HasPrefix(r.Refused[0], "PUBLISH") || !strings.HasPrefix(r.Refused[1], "INCRBY") || r.OK() {
 		t.Fatalf("refused %q, want INCRBY and PUBLISH", r.Refused)
 	}
 }

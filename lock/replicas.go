@@ -18,10 +18,15 @@ func (l *Locker) acquireReplicated(ctx context.Context, lease *Lease, keys []str
 	})
 	res, err := cmd.Result()
 	if err != nil {
+		if noReply(err) {
+			l.cleanUp(lease)
+		}
 		return nil, wrap(ctx, "acquire", lease.Name, err)
 	}
 	acked, err := wait.Int()
 	if err != nil {
+		// The acquire may have succeeded: give back what it took.
+		l.cleanUp(lease)
 		return nil, wrap(ctx, "acquire", lease.Name, err)
 	}
 	if err := lease.acquired(res); err != nil {
