@@ -77,10 +77,16 @@
 // package lock would refuse. docs/decisions/0009-election-term-ends-on-a-stale-write.md
 // records both rules.
 //
-// Also not guaranteed, as for package lock: survival of a Redis failover or
-// of a restart without persistence (the epoch counter can go back and
-// epochs be issued twice), and expiry on the local clock (the server's
-// clock times the lease; SafetyMargin covers drift, not a clock step).
+// Also not guaranteed, as for package lock: survival of the lease across a
+// Redis failover (a promoted replica may lack it, and two nodes lead until
+// the older one's writes are refused), epochs that never go back when the
+// servers' clocks differ by more than the gap around a failover or a
+// restart without persistence (epochs follow lock's tokens: the server's
+// clock, or the counter alone with lock.WithCounterTokens), and expiry on
+// the local clock (the server's clock times the lease; SafetyMargin covers
+// drift, not a clock step). A renewal that timed out is ridden out and
+// retried until the lease's local deadline, then the term ends
+// (TestLeaderStepsDownByItsLocalDeadlineWhenRedisFreezesAndOneLeadsAfterThaw).
 //
 // # ACL
 //

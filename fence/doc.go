@@ -87,11 +87,19 @@
 //     that writes before the new holder has written anything is accepted,
 //     because the resource has not yet seen a higher token. Only from the
 //     new holder's first write on is the stale one refused.
-//   - Tokens are only as good as their counter. If the lock's counter is
-//     lost (evicted, flushed, a restart without persistence, a failover to
-//     a replica that missed it), tokens are issued again, and a genuinely
-//     stale holder whose token equals or exceeds the reissued ones is
-//     accepted. The same holds if a mark is lost.
+//   - Tokens are only as good as the lock that issues them. Package lock's
+//     default tokens follow the server's clock, so a lost counter issues no
+//     token again unless the servers' clocks differ by more than the gap
+//     around the loss; with lock.WithCounterTokens any lost counter
+//     (evicted, flushed, a restart without persistence, a failover to a
+//     replica that missed it) issues tokens again, and a genuinely stale
+//     holder whose token equals or exceeds the reissued ones is accepted.
+//     The same holds if a mark is lost.
+//   - That a write which returned an error did not happen. A write whose
+//     context ended may already be queued on the server and lands when a
+//     frozen or slow server wakes, moving the mark with it
+//     (TestFencedWriteThatTimedOutOnAFrozenServerStillLandsOnceItWakes):
+//     read the key or the mark again before acting on a timeout.
 //   - Only writes made through a Store are checked. A plain SET from
 //     anywhere else overwrites fenced data without a word.
 //   - Tokens of different locks do not compare: fence each key (or scope)

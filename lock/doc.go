@@ -53,6 +53,12 @@
 //     again. Preflight reports a server that can lose the counter.
 //   - Expiry on your clock. The server's clock times the TTL; a step of the
 //     Redis host's clock shortens or lengthens every live lease.
+//   - That an Acquire which returned an error took nothing. One whose reply
+//     never came (a deadline, a lost connection) may have run on the server;
+//     the Locker then releases that acquisition, by its own id and never
+//     another holder's lock, once the server answers again, in the
+//     background and for at most the attempt's TTL
+//     (TestAcquireThatTimedOutOnAFrozenServerDoesNotLeaveTheNameLocked).
 //
 // # Keys
 //

@@ -51,6 +51,24 @@
 //     changes a limit starts every caller afresh under the new one; the old
 //     keys expire on their own.
 //
+// # ACL
+//
+// The least privilege a Redis user needs for this package, with the
+// default prefix "ratelimit:":
+//
+//	ACL SETUSER app on >secret resetkeys ~ratelimit:* resetchannels -@all
+//	    +evalsha +eval +evalsha_ro +eval_ro +time +get +set +pexpire
+//	    +zadd +zcount +zrange +zrangebyscore +zrem +zremrangebyscore +del
+//
+// EVALSHA/EVALSHA_RO run the scripts (the _RO ones for Peek) and EVAL/EVAL_RO
+// load one the server does not have yet. The commands a script runs are
+// checked against the user's ACL too: TIME everywhere; GET and SET (the
+// counter, GCRA); ZRANGE, ZCOUNT, ZADD, ZREMRANGEBYSCORE, ZRANGEBYSCORE,
+// ZREM and PEXPIRE (the log); DEL (Reset). No channel is used.
+// TestUserLimitedToTheDocumentedACLDecidesEveryRuleAndNeedsEveryCommand
+// runs Peek, AllowN, Allow, Take, Wait and Reset under each algorithm and a
+// Policy as exactly this user, and shows that each command is needed.
+//
 // # Guarantees
 //
 //   - No limit admits more than it should under any concurrency (each
@@ -83,6 +101,11 @@
 //   - Context deadlines bound a call only if the go-redis client has
 //     Options.ContextTimeoutEnabled set; otherwise a stalled server holds a
 //     call for the client's ReadTimeout.
+//   - That a call which returned an error consumed nothing. A call whose
+//     context ended (or whose connection was lost) may already be queued
+//     on the server, and runs when a frozen or slow server wakes: it
+//     consumes quota although the caller got context.DeadlineExceeded
+//     (TestAllowThatTimedOutOnAFrozenServerStillConsumesQuotaOnceItWakes).
 //
 // # Changing a limit on deploy
 //
