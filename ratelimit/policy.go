@@ -82,10 +82,10 @@ func (l *Limiter) callPolicy(ctx context.Context, m mode, key string, p Policy, 
 	b := base(l.cfg.prefix, key)
 	keys := make([]string, len(p))
 	args := make([]any, 0, 4+4*len(p))
-	args = append(args, n, string(m), pinned, len(p))
+	args = append(args, n, m.arg(), pinned, len(p))
 	for i, lim := range p {
 		keys[i] = b + lim.id
-		args = append(args, lim.alg.letter(), lim.Burst(), lim.a, lim.b)
+		args = append(args, lim.alg.letter(), lim.params[0], lim.params[1], lim.params[2])
 	}
 	reply, err := l.script(ctx, policyScripts.pick(m), keys, args...).Int64Slice()
 	if err != nil {

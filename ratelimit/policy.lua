@@ -3,7 +3,8 @@
 -- limit is read first, then either all of them consume the same count or
 -- none does. Each limit's state is the very key and format its own
 -- algorithm's script uses (counter.lua, gcra.lua, log.lua, which document
--- them): a limit keeps its state whether used alone or in a policy.
+-- them and whose arithmetic is repeated here, line for line): a limit keeps
+-- its state whether used alone or in a policy.
 --
 -- KEYS[i]  the state of limit i (see keys.go); no other key.
 -- ARGV[1]  n; ARGV[2] mode: 'allow' (all n or none), 'take' (up to n) or
@@ -14,8 +15,10 @@
 -- Reply:   { granted, allowed (0/1), then per limit: allowed, remaining,
 --          retry-after µs, reset-after µs }
 --
--- Unlike the single-limit scripts, this one builds a table per limit: a
--- policy is rarer, and one decision over mixed algorithms reads better so.
+-- Flat on purpose, like the single-limit scripts: three loops over the
+-- limits (read, weigh, write) with each algorithm written out inline, no
+-- function built per call, one table s for what a limit carries from loop
+-- to loop.
 local n, mode, count = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[4])
 local now
 if ARGV[3] ~= '' then
@@ -25,262 +28,267 @@ else
   now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 end
 
--- floor(a / b) for integers below 2^53, corrected where the float quotient
--- rounds across an integer; ceil likewise.
-local function idiv(a, b)
-  local d = math.floor(a / b)
-  if d * b > a then
-    d = d - 1
-  elseif (d + 1) * b <= a then
-    d = d + 1
-  end
-  return d
-end
+-- s holds six slots per limit i, from k = 6(i - 1):
+--   k+1 t, the guard: the latest time the limit was decided at (-1: none)
+--   k+2 log: the newest member's score; counter: c, then cur; GCRA: q
+--   k+3 log: the newest member's name (false: none); counter: p, then prev
+--   k+4 log: that name without the guard; counter, GCRA: the stored
+--       format (false: no state)
+--   k+5 log: the live count; counter: the start of now's bucket
+--   k+6 the limit's availability at now
+local s = {}
 
-local function cdiv(a, b)
-  local d = idiv(a, b)
-  if d * b < a then
-    d = d + 1
-  end
-  return d
-end
-
-local function int(x)
-  return string.format('%.0f', x)
-end
-
-local function width(x)
-  local w = 1
-  while x >= 256 ^ w do
-    w = w + 1
-  end
-  return w
-end
-
--- Read: every limit's stored state, and its guard time st.t (-1 if none).
-local states = {}
+-- Read: every limit's state and guard.
 for i = 1, count do
-  local b = 4 + (i - 1) * 4
-  local st = { key = KEYS[i], alg = ARGV[b + 1], cap = tonumber(ARGV[b + 2]),
-    a = tonumber(ARGV[b + 3]), b = tonumber(ARGV[b + 4]), t = -1 }
-  if st.alg == 'l' then
-    local newest = redis.call('ZRANGE', st.key, -1, -1, 'WITHSCORES')
+  local alg, t, x, y, z = ARGV[4 * i + 1], -1, 0, false, false
+  if alg == 'l' then
+    local newest = redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')
     if newest[1] then
-      st.last, st.score = newest[1], tonumber(newest[2])
-      st.t, st.base = st.score, st.last
-      local at = string.find(st.last, '~', 1, true)
+      y, x = newest[1], tonumber(newest[2])
+      t, z = x, y
+      local at = string.find(y, '~', 1, true)
       if at then
-        st.t = math.max(st.score, tonumber(string.sub(st.last, at + 1)))
-        st.base = string.sub(st.last, 1, at - 1)
+        t, z = math.max(x, tonumber(string.sub(y, at + 1))), string.sub(y, 1, at - 1)
       end
     end
   else
-    local v = redis.call('GET', st.key)
+    -- GET, not one MGET of all keys: the states MGET read make the next
+    -- SET store its value in a larger allocation (MEMORY USAGE 104 B per
+    -- GCRA key instead of 88, Redis 7.0).
+    local v = redis.call('GET', KEYS[i])
+    y = 0
     if v then
-      if st.alg == 'c' then
+      if alg == 'c' then
         local f = 'I' .. (#v - 7) / 2
-        st.fmt = '>I7' .. f .. f
-        st.t, st.c, st.p = struct.unpack(st.fmt, v)
+        z = '>I7' .. f .. f
+        t, x, y = struct.unpack(z, v)
       else
-        st.fmt = '>I7I' .. (#v - 7)
-        st.t, st.q = struct.unpack(st.fmt, v)
+        z = '>I7I' .. (#v - 7)
+        t, x = struct.unpack(z, v)
       end
     end
   end
   -- Time on a key never goes back: the call uses the latest of the clock
   -- and every limit's guard.
-  if st.t > now then
-    now = st.t
+  if t > now then
+    now = t
   end
-  states[i] = st
+  local k = 6 * (i - 1)
+  s[k + 1], s[k + 2], s[k + 3], s[k + 4] = t, x, y, z
 end
 
--- The counter's weighted availability at time at, for a state rebased on
--- now (st.cur, st.prev, st.start: now's bucket).
-local function counter_avail(st, at)
-  local win, cur, prev, el = st.a, 0, 0, 0
-  if at < st.start + win then
-    cur, prev, el = st.cur, st.prev, at - st.start
-  elseif at < st.start + 2 * win then
-    prev, el = st.cur, at - st.start - win
-  end
-  return math.max(math.floor(st.cap - prev * (win - el) / win - cur + math.min(1e-9, 0.5 / win)), 0)
-end
-
--- Load: each limit's availability at now.
+-- Weigh: each limit's availability at now, and the least of them.
 local avail = math.huge
 for i = 1, count do
-  local st = states[i]
-  if st.alg == 'l' then
-    st.floor, st.count = now - st.a, 0
-    if st.last then
-      st.count = redis.call('ZCOUNT', st.key, '(' .. int(st.floor), '+inf')
+  local b, k = 4 * i, 6 * (i - 1)
+  local alg, cap, a = ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local av
+  if alg == 'l' then
+    local c = 0
+    if s[k + 3] then
+      c = redis.call('ZCOUNT', KEYS[i], '(' .. string.format('%.0f', now - a), '+inf')
     end
-    st.avail = math.max(st.cap - st.count, 0)
-  elseif st.alg == 'c' then
-    local win = st.a
-    local e = now - math.floor(now / win) * win
+    s[k + 5] = c
+    av = math.max(cap - c, 0)
+  elseif alg == 'c' then
+    local e = now - math.floor(now / a) * a -- elapsed in now's bucket; the float quotient may round:
     if e < 0 then
-      e = e + win
-    elseif e >= win then
-      e = e - win
+      e = e + a
+    elseif e >= a then
+      e = e - a
     end
-    st.start, st.cur, st.prev = now - e, 0, 0
-    if st.t >= st.start then
-      st.cur, st.prev = st.c, st.p
-    elseif st.t >= st.start - win then
-      st.prev = st.c
+    local t, cur, prev = s[k + 1], 0, 0
+    if t >= now - e then
+      cur, prev = s[k + 2], s[k + 3]
+    elseif t >= now - e - a then
+      prev = s[k + 2]
     end
-    st.avail = counter_avail(st, now)
+    s[k + 2], s[k + 3], s[k + 5] = cur, prev, now - e
+    av = math.max(math.floor(cap - prev * (a - e) / a - cur + math.min(1e-9, 0.5 / a)), 0)
   else
-    st.qnow = 0
-    if st.q then
-      st.qnow = math.max(st.q - (now - st.t) * st.b, 0)
+    -- The backlog drained since t (none stored: t = -1, q = 0, so 0).
+    local q = math.max(s[k + 2] - (now - s[k + 1]) * tonumber(ARGV[b + 4]), 0)
+    s[k + 2] = q
+    local room = cap * a - q
+    av = math.floor(room / a)
+    if av * a > room then
+      av = av - 1
+    elseif (av + 1) * a <= room then
+      av = av + 1
     end
-    st.avail = math.max(idiv(st.cap * st.a - st.qnow, st.a), 0)
+    av = math.max(av, 0)
   end
-  if st.avail < avail then
-    avail = st.avail
+  s[k + 6] = av
+  if av < avail then
+    avail = av
   end
 end
 
-local granted = 0
+local granted, need = 0, n
 if mode == 'take' then
-  granted = math.min(n, avail)
+  granted, need = math.min(n, avail), 1
 elseif mode == 'allow' and avail >= n then
   granted = n
-end
-local need = n
-if mode == 'take' then
-  need = 1
 end
 local allowed = 0
 if granted > 0 or (mode == 'peek' and avail >= n) then
   allowed = 1
 end
-
--- Consume k on st, write it with a TTL; returns remaining, reset-after.
-local function apply(st, k)
-  if st.alg == 'l' then
-    redis.call('ZREMRANGEBYSCORE', st.key, '-inf', int(st.floor))
-    if st.last and st.base ~= st.last and st.score > st.floor then
-      redis.call('ZREM', st.key, st.last)
-      redis.call('ZADD', st.key, int(st.score), st.base)
-    end
-    local win, at = st.a, int(now)
-    local r = now - math.floor(now / win) * win
-    if r < 0 then
-      r = r + win
-    elseif r >= win then
-      r = r - win
-    end
-    local name = r * st.cap + st.count
-    local args = {}
-    for c = 0, k - 1 do
-      args[#args + 1] = at
-      args[#args + 1] = int(name + c)
-      if #args >= 1000 then
-        redis.call('ZADD', st.key, unpack(args))
-        args = {}
-      end
-    end
-    if #args > 0 then
-      redis.call('ZADD', st.key, unpack(args))
-    end
-    redis.call('PEXPIRE', st.key, math.ceil(win / 1000))
-    return st.avail - k, win
-  elseif st.alg == 'c' then
-    st.cur = st.cur + k
-    local w = width(math.max(st.cur, st.prev))
-    local reset = 2 * st.a - (now - st.start)
-    redis.call('SET', st.key, struct.pack('>I7I' .. w .. 'I' .. w, now, st.cur, st.prev), 'PX', math.ceil(reset / 1000))
-    return counter_avail(st, now), reset
-  end
-  local q = st.qnow + k * st.a
-  local reset = cdiv(q, st.b)
-  redis.call('SET', st.key, struct.pack('>I7I' .. width(q), now, q), 'PX', math.ceil(reset / 1000))
-  return st.avail - k, reset
-end
-
--- Microseconds until need are free on st, and until all are.
-local function waits(st)
-  if st.alg == 'l' then
-    local reset = 0
-    if st.count > 0 then
-      reset = math.max(st.score + st.a - now, 0)
-    end
-    if st.avail >= need then
-      return 0, reset
-    end
-    local r = redis.call('ZRANGEBYSCORE', st.key, '(' .. int(st.floor), '+inf', 'WITHSCORES', 'LIMIT', st.count - st.cap + need - 1, 1)
-    return tonumber(r[2]) + st.a - now, reset
-  elseif st.alg == 'c' then
-    local win, e = st.a, now - st.start
-    local reset = 0
-    if st.cur > 0 then
-      reset = 2 * win - e
-    elseif st.prev > 0 then
-      reset = win - e
-    end
-    if st.avail >= need then
-      return 0, reset
-    end
-    local target, d = st.cap - need, 0
-    if st.cur > target then
-      d = (win - e) + win - target * win / st.cur
-    elseif st.prev > 0 then
-      d = win - (target - st.cur) * win / st.prev - e
-    end
-    d = math.max(math.ceil(d), 0)
-    for _ = 1, 64 do
-      if counter_avail(st, now + d) >= need then
-        break
-      end
-      d = d + 1
-    end
-    return d, reset
-  end
-  local reset = cdiv(st.qnow, st.b)
-  if st.avail >= need then
-    return 0, reset
-  end
-  return cdiv(st.qnow - (st.cap - need) * st.a, st.b), reset
-end
-
 -- A rejection consumes nothing, but the time it was decided at is the
--- latest this key has seen: keep it (as each algorithm's script does).
-local function touch(st)
-  if st.alg == 'l' then
-    if st.count > 0 then
-      redis.call('ZADD', st.key, int(st.score), st.base .. '~' .. int(now))
-      redis.call('ZREM', st.key, st.last)
-    end
-  elseif st.alg == 'c' then
-    if st.cur + st.prev > 0 then
-      redis.call('SET', st.key, struct.pack(st.fmt, now, st.cur, st.prev), 'KEEPTTL')
-    end
-  elseif st.qnow > 0 then
-    redis.call('SET', st.key, struct.pack(st.fmt, now, st.qnow), 'KEEPTTL')
-  end
-end
+-- latest each key has seen: keep it (as each algorithm's script does).
+local touch = granted == 0 and mode ~= 'peek'
 
+-- Write: consume granted on every limit with a TTL, or on a rejection
+-- compute each limit's wait and keep its guard.
 local out = { granted, allowed }
 for i = 1, count do
-  local st = states[i]
-  local j = 2 + (i - 1) * 4
-  if granted > 0 then
-    local remaining, reset = apply(st, granted)
-    out[j + 1], out[j + 2], out[j + 3], out[j + 4] = 1, remaining, 0, reset
-  else
-    local ok = 0
-    if st.avail >= need then
-      ok = 1
+  local b, k, key = 4 * i, 6 * (i - 1), KEYS[i]
+  local alg, cap, a = ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local t, x, y, av = s[k + 1], s[k + 2], s[k + 3], s[k + 6]
+  local ok, left, retry, reset = 1, av, 0, 0
+  if alg == 'l' then
+    local c, floor = s[k + 5], string.format('%.0f', now - a)
+    if granted > 0 then
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', floor)
+      if y and s[k + 4] ~= y and x > now - a then
+        -- The guard moves to the new members: give the renamed one its name back.
+        redis.call('ZREM', key, y)
+        redis.call('ZADD', key, string.format('%.0f', x), s[k + 4])
+      end
+      local at = string.format('%.0f', now)
+      local r = now - math.floor(now / a) * a -- now mod window, exact:
+      if r < 0 then r = r + a elseif r >= a then r = r - a end -- the float quotient may round
+      local name = r * cap + c
+      if granted == 1 then
+        redis.call('ZADD', key, at, string.format('%.0f', name))
+      else
+        local args = {}
+        for m = 0, granted - 1 do
+          args[#args + 1] = at
+          args[#args + 1] = string.format('%.0f', name + m)
+          if #args >= 1000 then
+            redis.call('ZADD', key, unpack(args))
+            args = {}
+          end
+        end
+        if #args > 0 then
+          redis.call('ZADD', key, unpack(args))
+        end
+      end
+      redis.call('PEXPIRE', key, math.ceil(a / 1000))
+      left, reset = av - granted, a
+    else
+      if c > 0 then
+        reset = math.max(x + a - now, 0)
+      end
+      if av < need then
+        -- Wait until enough of the oldest live members age out.
+        ok = 0
+        local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. floor, '+inf', 'WITHSCORES', 'LIMIT', c - cap + need - 1, 1)
+        retry = tonumber(oldest[2]) + a - now
+      end
+      if touch and now > t and c > 0 then
+        -- Add before removing: removing the only member first would delete
+        -- the key, and the ZADD would make a new one without a TTL.
+        redis.call('ZADD', key, string.format('%.0f', x), s[k + 4] .. '~' .. string.format('%.0f', now))
+        redis.call('ZREM', key, y)
+      end
     end
-    local retry, reset = waits(st)
-    out[j + 1], out[j + 2], out[j + 3], out[j + 4] = ok, st.avail, retry, reset
-    if mode ~= 'peek' and now > st.t then
-      touch(st)
+  elseif alg == 'c' then
+    local start = s[k + 5]
+    local e, eps = now - start, math.min(1e-9, 0.5 / a)
+    if granted > 0 then
+      x = x + granted
+      local w, m = 1, math.max(x, y)
+      while m >= 256 ^ w do
+        w = w + 1
+      end
+      -- The key lives until the state is empty: cur leaves the window after the next bucket.
+      reset = 2 * a - e
+      redis.call('SET', key, struct.pack('>I7I' .. w .. 'I' .. w, now, x, y), 'PX', math.ceil(reset / 1000))
+      left = math.max(math.floor(cap - y * (a - e) / a - x + eps), 0)
+    else
+      if x > 0 then
+        reset = 2 * a - e
+      elseif y > 0 then
+        reset = a - e
+      end
+      if av < need then
+        -- The wait: a closed-form guess, then corrected by a µs or two for
+        -- float rounding, so a client waiting exactly that is admitted.
+        ok = 0
+        local target, d = cap - need, 0
+        if x > target then
+          d = (a - e) + a - target * a / x
+        elseif y > 0 then
+          d = a - (target - x) * a / y - e
+        end
+        d = math.max(math.ceil(d), 0)
+        for _ = 1, 64 do
+          local at = now + d
+          local ce, pe, el = 0, 0, 0 -- counts and elapsed in at's bucket
+          if at < start + a then
+            ce, pe, el = x, y, at - start
+          elseif at < start + 2 * a then
+            pe, el = x, at - start - a
+          end
+          if math.floor(cap - pe * (a - el) / a - ce + eps) >= need then
+            break
+          end
+          d = d + 1
+        end
+        retry = d
+      end
+      if touch and now > t and x + y > 0 then
+        -- Rebased on now the counts only shrank: the stored width and TTL fit.
+        redis.call('SET', key, struct.pack(s[k + 4], now, x, y), 'KEEPTTL')
+      end
+    end
+  else
+    local drain = tonumber(ARGV[b + 4])
+    if granted > 0 then
+      x = x + granted * a
+      left = av - granted
+    end
+    -- reset = ceil(x / drain): when the backlog is empty
+    reset = math.floor(x / drain)
+    if reset * drain > x then
+      reset = reset - 1
+    elseif (reset + 1) * drain <= x then
+      reset = reset + 1
+    end
+    if reset * drain < x then
+      reset = reset + 1
+    end
+    if granted > 0 then
+      local w = 1
+      while x >= 256 ^ w do
+        w = w + 1
+      end
+      redis.call('SET', key, struct.pack('>I7I' .. w, now, x), 'PX', math.ceil(reset / 1000))
+    else
+      if av < need then
+        -- The backlog must fall to what leaves room for need: ceil(excess / drain).
+        ok = 0
+        local excess = x - (cap - need) * a
+        local d = math.floor(excess / drain)
+        if d * drain > excess then
+          d = d - 1
+        elseif (d + 1) * drain <= excess then
+          d = d + 1
+        end
+        if d * drain < excess then
+          d = d + 1
+        end
+        retry = d
+      end
+      if touch and now > t and x > 0 then
+        -- The backlog only drained: the stored width and TTL fit.
+        redis.call('SET', key, struct.pack(s[k + 4], now, x), 'KEEPTTL')
+      end
     end
   end
+  local j = 4 * i - 2
+  out[j + 1], out[j + 2], out[j + 3], out[j + 4] = ok, left, retry, reset
 end
 return out
