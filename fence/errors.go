@@ -3,6 +3,8 @@ package fence
 import (
 	"errors"
 	"fmt"
+
+	"github.com/redis-primitives/go/luascripts"
 )
 
 // Errors returned by this package. Match them with errors.Is: the errors
@@ -36,6 +38,10 @@ var (
 	// ErrNotFound is returned by Get and HGet when the key or field does not
 	// exist.
 	ErrNotFound = errors.New("fence: not found")
+	// ErrRedisTooOld is matched by the error of a call that a server older
+	// than 7.0 refused (EVALSHA_RO, script flags): fence needs Redis 7.0 or
+	// later. It is the same error as lock.ErrRedisTooOld.
+	ErrRedisTooOld = luascripts.ErrRedisTooOld
 )
 
 // StaleError is the error a fenced write returns when it was refused. It

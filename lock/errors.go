@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/redis-primitives/go/luascripts"
 )
 
 // Errors returned by this package. Match them with errors.Is; the errors
@@ -47,8 +48,9 @@ var (
 	ErrNotReplicated = errors.New("lock: not acknowledged by enough replicas")
 	// ErrRedisTooOld is matched by the error of a call that a server older
 	// than 7.0 refused (EVALSHA_RO, script flags): lock needs Redis 7.0 or
-	// later. Preflight reports the server's version before any call.
-	ErrRedisTooOld = errors.New("lock: needs Redis 7.0 or later")
+	// later. Preflight reports the server's version before any call. It is
+	// the same error as fence.ErrRedisTooOld and ratelimit.ErrRedisTooOld.
+	ErrRedisTooOld = luascripts.ErrRedisTooOld
 )
 
 // HeldError is the error Acquire returns when the name is held. It carries
@@ -73,24 +75,8 @@ func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 // error when the context ended: go-redis reports a context deadline as an
 // I/O timeout, which errors.Is(err, context.DeadlineExceeded) would miss.
 func wrap(ctx context.Context, op, name string, err error) error {
-	if tooOld(err) {
-		err = fmt.Errorf("%w: %w", ErrRedisTooOld, err)
-	}
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("lock: %s %q: %w (%w)", op, name, err, cerr)
 	}
 	return fmt.Errorf("lock: %s %q: %w", op, name, err)
-}
-
-// tooOld reports whether err is how a Redis older than 7.0 refuses what
-// lock sends it: the _RO script commands are unknown there, and so is the
-// shebang line that carries a script's flags.
-func tooOld(err error) bool {
-	if err == nil {
-		return false
-	}
-	msg := strings.ToLower(err.Error())
-	return strings.Contains(msg, "unknown command 'evalsha_ro'") ||
-		strings.Contains(msg, "unknown command 'eval_ro'") ||
-		strings.Contains(msg, "unexpected symbol near '#'")
 }

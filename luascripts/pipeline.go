@@ -35,12 +35,14 @@ func (s *Script) RunPipelined(ctx context.Context, newPipeline func() redis.Pipe
 	cmd := s.Queue(ctx, p, keys, args...)
 	then(p)
 	_, _ = p.Exec(ctx) // errors are read per command
-	if !isNoScript(cmd.Err()) {
-		return cmd
+	if isNoScript(cmd.Err()) {
+		p = newPipeline()
+		cmd = s.queueSource(ctx, p, keys, args...)
+		then(p)
+		_, _ = p.Exec(ctx)
 	}
-	p = newPipeline()
-	cmd = s.queueSource(ctx, p, keys, args...)
-	then(p)
-	_, _ = p.Exec(ctx)
+	if err := CheckVersion(cmd.Err()); err != cmd.Err() {
+		cmd.SetErr(err)
+	}
 	return cmd
 }

@@ -54,7 +54,8 @@ func (s *Script) SHA1() string { return s.sha }
 func (s *Script) ReadOnly() bool { return s.readOnly }
 
 // Run executes the script: EVALSHA first, and EVAL only if the server does not
-// have the script cached. Any other error is returned as it is; Run never
+// have the script cached. Any other error is returned as it is, wrapped with
+// ErrRedisTooOld when a server older than 7.0 refused the call; Run never
 // retries a script that may have run.
 func (s *Script) Run(ctx context.Context, c Client, keys []string, args ...any) *redis.Cmd {
 	var cmd *redis.Cmd
@@ -63,13 +64,17 @@ func (s *Script) Run(ctx context.Context, c Client, keys []string, args ...any) 
 	} else {
 		cmd = c.EvalSha(ctx, s.sha, keys, args...)
 	}
-	if !isNoScript(cmd.Err()) {
-		return cmd
+	if isNoScript(cmd.Err()) {
+		if s.readOnly {
+			cmd = c.EvalRO(ctx, s.src, keys, args...)
+		} else {
+			cmd = c.Eval(ctx, s.src, keys, args...)
+		}
 	}
-	if s.readOnly {
-		return c.EvalRO(ctx, s.src, keys, args...)
+	if err := CheckVersion(cmd.Err()); err != cmd.Err() {
+		cmd.SetErr(err)
 	}
-	return c.Eval(ctx, s.src, keys, args...)
+	return cmd
 }
 
 // isNoScript reports whether err is the server's NOSCRIPT reply, the only

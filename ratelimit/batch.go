@@ -234,6 +234,11 @@ func (b *batcher) exec(ctx context.Context, calls []*batchCall) {
 	if again != nil {
 		_, _ = again.Exec(ctx)
 	}
+	for _, c := range calls {
+		if err := luascripts.CheckVersion(c.cmd.Err()); err != c.cmd.Err() {
+			c.cmd.SetErr(err)
+		}
+	}
 }
 
 // take forms the next batch from pending, up to max calls in arrival

@@ -1,6 +1,10 @@
 package ratelimit
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/redis-primitives/go/luascripts"
+)
 
 // Errors returned for bad input. They are returned before any round trip,
 // wrapped with the detail of what was wrong; match them with errors.Is.
@@ -21,3 +25,8 @@ var (
 	// ErrNilClient: New was given a nil client (a typed nil included).
 	ErrNilClient = errors.New("ratelimit: nil client")
 )
+
+// ErrRedisTooOld is matched by the error of a call that a server older than
+// 7.0 refused (EVALSHA_RO, script flags): ratelimit needs Redis 7.0 or
+// later. It is the same error as lock.ErrRedisTooOld.
+var ErrRedisTooOld = luascripts.ErrRedisTooOld

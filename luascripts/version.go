@@ -1,0 +1,32 @@
+package luascripts
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrRedisTooOld is matched by the error of a script call that a server
+// older than Redis 7.0 refused: the primitives need EVALSHA_RO and EVAL_RO
+// and the flags line (#!lua flags=no-writes) of read-only scripts, all new
+// in 7.0. Each primitive exports it under its own name (lock.ErrRedisTooOld,
+// fence.ErrRedisTooOld, ratelimit.ErrRedisTooOld), so callers never import
+// this package.
+var ErrRedisTooOld = errors.New("needs Redis 7.0 or later")
+
+// CheckVersion returns err wrapped with ErrRedisTooOld when it is how a
+// server older than 7.0 refuses a script call, and err unchanged otherwise.
+// Run and RunPipelined apply it; a caller that queues scripts on a pipeline
+// of its own (Queue) applies it to each command's error.
+func CheckVersion(err error) error {
+	if err == nil || errors.Is(err, ErrRedisTooOld) {
+		return err
+	}
+	msg := strings.ToLower(err.Error())
+	if strings.Contains(msg, "unknown command 'evalsha_ro'") ||
+		strings.Contains(msg, "unknown command 'eval_ro'") ||
+		strings.Contains(msg, "unexpected symbol near '#'") {
+		return fmt.Errorf("%w: %w", ErrRedisTooOld, err)
+	}
+	return err
+}

@@ -1,0 +1,47 @@
+package luascripts_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/luascripts"
+)
+
+// A Redis older than 7.0 has no EVALSHA_RO or EVAL_RO. A server of our own
+// with those commands renamed away answers as 6.2 does, and the error must
+// say what to do about it, not only repeat the server's words.
+func TestAServerWithoutTheReadOnlyCommandsSaysItNeedsRedis7(t *testing.T) {
+	s := redistest.Start(t, redistest.Own(), redistest.Args("--rename-command", "EVALSHA_RO", "", "--rename-command", "EVAL_RO", ""))
+	c := s.Client(t)
+	ctx := context.Background()
+	ro := luascripts.NewReadOnly("get", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])")
+	err := ro.Run(ctx, c, []string{"k"}).Err()
+	if !errors.Is(err, luascripts.ErrRedisTooOld) {
+		t.Fatalf("read-only script on a server without EVALSHA_RO: %v; want ErrRedisTooOld", err)
+	}
+	t.Logf("the error reads: %v", err)
+	// Scripts that write still run: only what 7.0 added is missing.
+	w := luascripts.New("set", "return redis.call('SET', KEYS[1], 'v')")
+	if err := w.Run(ctx, c, []string{"k"}).Err(); err != nil {
+		t.Fatalf("a plain script: %v", err)
+	}
+}
+
+// The replies Redis 6.2 gives (no 6.2 server here: the texts are 6.2's, for
+// EVALSHA_RO, EVAL_RO, and a script with a flags line).
+func TestCheckVersionKnowsRedis62sRefusals(t *testing.T) {
+	for _, reply := range []string{
+		"ERR unknown command 'evalsha_ro', with args beginning with: 'abc' '2' ",
+		"ERR unknown command 'EVAL_RO', with args beginning with: ",
+		"ERR Error compiling script (new function): user_script:1: unexpected symbol near '#' ",
+	} {
+		if err := luascripts.CheckVersion(errors.New(reply)); !errors.Is(err, luascripts.ErrRedisTooOld) {
+			t.Errorf("%q: %v does not match ErrRedisTooOld", reply, err)
+		}
+	}
+	if err := luascripts.CheckVersion(errors.New("ERR something else")); errors.Is(err, luascripts.ErrRedisTooOld) {
+		t.Errorf("an unrelated error matched ErrRedisTooOld: %v", err)
+	}
+}
