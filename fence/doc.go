@@ -25,6 +25,10 @@
 // code that writes on its behalf. Set and HSet cover the common writes; Eval
 // runs any Lua write of the caller's under the same check.
 //
+// Store.Preflight is a start-up check: it reports the server's version, an
+// eviction policy or a lack of persistence that could lose a high-water
+// mark, and the commands the ACL user may not run.
+//
 // WithHook receives every write's verdict (a refused stale write is the
 // event that shows fencing at work) and WithLogger logs the refusals; by
 // default nothing is observed or logged.
@@ -69,10 +73,14 @@
 //
 //	ACL SETUSER app on >secret resetkeys ~app:* resetchannels -@all
 //	    +evalsha +eval +evalsha_ro +eval_ro +get +set +hset +hget
+//	    +info +config|get
 //
 // EVALSHA/EVALSHA_RO run the scripts, EVAL/EVAL_RO load one the server does
 // not have yet; GET, SET and HSET are run inside the write scripts, GET and
-// HGET inside the reads. A script given to Store.Eval needs the commands it
+// HGET inside the reads. INFO and CONFIG GET are Store.Preflight's only
+// (a refused CONFIG GET is reported, not an error); Preflight reports, in
+// Report.Refused, any of the others the user may not run on the keys it is
+// given. A script given to Store.Eval needs the commands it
 // runs as well. A command the user may not run comes back from the script
 // as a server error, as any script error does (see Store.Eval).
 //

@@ -249,3 +249,21 @@ func ExampleWithLogger() {
 	}
 	_ = store
 }
+
+// At start-up, check that the server keeps the marks and that the ACL user
+// may run every command fence needs on keys like the application's.
+func ExampleStore_Preflight() {
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer client.Close()
+	store, err := fence.New(client)
+	if err != nil {
+		log.Fatal(err)
+	}
+	report, err := store.Preflight(context.Background(), "app:account:7")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range report.Problems {
+		log.Printf("redis %s: %s", report.Version, p)
+	}
+}

@@ -30,6 +30,9 @@
 // and Result.Limit names the one that bound. A single Limit runs its
 // algorithm's own script, a Policy one script for any mix.
 //
+// Limiter.Preflight is a start-up check: it reports the server's version
+// and the commands the ACL user may not run on the Limiter's keys.
+//
 // # Keys
 //
 // Each limit keeps its state in one Redis key of its own and nothing else:
@@ -59,12 +62,15 @@
 //	ACL SETUSER app on >secret resetkeys ~ratelimit:* resetchannels -@all
 //	    +evalsha +eval +evalsha_ro +eval_ro +time +get +set +pexpire
 //	    +zadd +zcount +zrange +zrangebyscore +zrem +zremrangebyscore +del
+//	    +info
 //
 // EVALSHA/EVALSHA_RO run the scripts (the _RO ones for Peek) and EVAL/EVAL_RO
 // load one the server does not have yet. The commands a script runs are
 // checked against the user's ACL too: TIME everywhere; GET and SET (the
 // counter, GCRA); ZRANGE, ZCOUNT, ZADD, ZREMRANGEBYSCORE, ZRANGEBYSCORE,
-// ZREM and PEXPIRE (the log); DEL (Reset). No channel is used.
+// ZREM and PEXPIRE (the log); DEL (Reset). No channel is used. INFO is
+// Limiter.Preflight's only; Preflight reports, in Report.Refused, any of
+// the others the user may not run on a key under the Limiter's prefix.
 // TestUserLimitedToTheDocumentedACLDecidesEveryRuleAndNeedsEveryCommand
 // runs Peek, AllowN, Allow, Take, Wait and Reset under each algorithm and a
 // Policy as exactly this user, and shows that each command is needed.

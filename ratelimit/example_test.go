@@ -213,3 +213,21 @@ func ExampleDecision() {
 	// allow user:42: allowed by per-minute, 99 left
 	// allow user:42: rejected by per-minute, retry after 1.5s
 }
+
+// At start-up, check that the ACL user may run every command ratelimit
+// needs on the Limiter's keys.
+func ExampleLimiter_Preflight() {
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer client.Close()
+	limiter, err := ratelimit.New(client, ratelimit.WithPrefix("app:rl:"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	report, err := limiter.Preflight(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range report.Problems {
+		log.Printf("redis %s: %s", report.Version, p)
+	}
+}

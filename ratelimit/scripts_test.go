@@ -14,8 +14,8 @@ import (
 func TestEveryScriptLoadsIntoARealServer(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t)
-	if len(allScripts) != 9 {
-		t.Fatalf("%d scripts, want 9: a write and a read-only one for log, counter, GCRA and policy, and reset", len(allScripts))
+	if len(allScripts) != 10 {
+		t.Fatalf("%d scripts, want 10: a write and a read-only one for log, counter, GCRA and policy, reset, and aclcheck", len(allScripts))
 	}
 	for _, sc := range allScripts {
 		sha, err := c.ScriptLoad(context.Background(), sc.Source()).Result()

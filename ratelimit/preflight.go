@@ -1,0 +1,134 @@
+package ratelimit
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/luascripts"
+)
+
+//go:embed aclcheck.lua
+var aclCheckSource string
+
+// aclCheckScript is aclcheck.lua, run by Preflight.
+var aclCheckScript = func() *luascripts.Script {
+	s := luascripts.NewReadOnly("aclcheck.lua", aclCheckSource)
+	allScripts = append(allScripts, s)
+	return s
+}()
+
+// Report is what Preflight found.
+type Report struct {
+	// Version is the server's redis_version (INFO server).
+	Version string
+	// Refused lists the commands ratelimit needs that the client's ACL user
+	// may not run, each with the key under the Limiter's prefix it was
+	// checked on ("ZADD ratelimit:{preflight}:l1:1s", or a bare "TIME").
+	// When the user may not run Preflight's own read-only script on that
+	// key (EVALSHA_RO or EVAL_RO refused, or the prefix outside the user's
+	// patterns), the entry is "EVALSHA_RO <key>" (or "EVAL_RO <key>"): no
+	// decision would run either.
+	Refused []string
+	// Problems lists, in words, a server older than 7.0 and the refused
+	// commands. Empty means none was found.
+	Problems []string
+}
+
+// OK reports whether Preflight found no problem.
+func (r Report) OK() bool { return len(r.Problems) == 0 }
+
+// infoClient is the part of a go-redis client Preflight needs beyond
+// redis.Scripter; every go-redis client has it.
+type infoClient interface {
+	Info(ctx context.Context, section ...string) *redis.StringCmd
+}
+
+// Preflight is a start-up check. It reads the server's version (INFO) and
+// whether the client's ACL user may run every command ratelimit needs on
+// the Limiter's keys (a read-only script asks redis.acl_check_cmd, on a
+// key under the prefix; nothing is written), and reports in Problems a
+// server older than 7.0 (ErrRedisTooOld) and any refused command. It only
+// reports; it never changes the server.
+//
+// It does not look at eviction or persistence: a limit whose key is
+// evicted or lost in a restart forgets only recent requests (see "Not
+// guaranteed" in the package documentation), so no maxmemory-policy is a
+// problem here, and it needs no CONFIG GET. A server without EVALSHA_RO
+// (older than 7.0) makes it return an error matching ErrRedisTooOld. The
+// client must have Info, as every go-redis client has.
+func (l *Limiter) Preflight(ctx context.Context) (Report, error) {
+	var r Report
+	ic, ok := l.client.(infoClient)
+	if !ok {
+		return r, fmt.Errorf("ratelimit: preflight: the client (%T) has no Info method", l.client)
+	}
+	info, err := ic.Info(ctx, "server").Result()
+	if err != nil {
+		return r, preflightError(ctx, "INFO", err)
+	}
+	r.Version = infoField(info, "redis_version")
+	if major, _, _ := strings.Cut(r.Version, "."); atoi(major) < 7 {
+		r.Problems = append(r.Problems, fmt.Sprintf("Redis %s: %v", r.Version, ErrRedisTooOld))
+		return r, nil
+	}
+	// A key as a limit of the Limiter would name it (package doc, "Keys").
+	key := base(l.cfg.prefix, "preflight") + limitID(AlgorithmSlidingLog, 1, time.Second, 0)
+	refused, err := aclCheckScript.Run(ctx, l.client, []string{key}).StringSlice()
+	if cmd, ok := noPerm(err); ok {
+		r.Refused = []string{cmd + " " + key}
+		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run ratelimit's scripts on %s: %v", key, err))
+		return r, nil
+	}
+	if err != nil {
+		return r, preflightError(ctx, "ACL", err)
+	}
+	r.Refused = refused
+	if len(refused) > 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run %s", strings.Join(refused, ", ")))
+	}
+	return r, nil
+}
+
+// noPerm reports whether err is the server's NOPERM refusal of
+// aclCheckScript's call, and names the command refused.
+func noPerm(err error) (string, bool) {
+	var re redis.Error
+	if !errors.As(err, &re) || !strings.HasPrefix(re.Error(), "NOPERM") {
+		return "", false
+	}
+	if strings.Contains(re.Error(), "'eval_ro'") {
+		return "EVAL_RO", true
+	}
+	return "EVALSHA_RO", true
+}
+
+// preflightError wraps a failed call of Preflight, joining ctx's error
+// when the context ended.
+func preflightError(ctx context.Context, what string, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("ratelimit: preflight: %s: %w (%w)", what, err, cerr)
+	}
+	return fmt.Errorf("ratelimit: preflight: %s: %w", what, err)
+}
+
+// infoField returns the value of field in an INFO reply.
+func infoField(info, field string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
