@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -55,8 +54,8 @@ func (r Report) OK() bool { return len(r.Problems) == 0 }
 // redis.Scripter. *redis.Client, *redis.ClusterClient, *redis.Ring and
 // redis.UniversalClient have it.
 type serverClient interface {
-	Info(ctx context.Context, section ...string) *redis.StringCmd
-	ConfigGet(ctx context.Context, parameter string) *redis.MapStringStringCmd
+	luascripts.InfoClient
+	luascripts.ConfigClient
 }
 
 // Preflight is a start-up check. It reads the server's version (INFO),
@@ -105,12 +104,12 @@ func (s *Store) Preflight(ctx context.Context, keys ...string) (Report, error) {
 		marks[i] = m
 	}
 
-	info, err := sc.Info(ctx, "server").Result()
+	version, scriptsRun, err := luascripts.ServerVersion(ctx, sc)
 	if err != nil {
 		return r, preflightError(ctx, "INFO", err)
 	}
-	r.Version = infoField(info, "redis_version")
-	if major, _, _ := strings.Cut(r.Version, "."); atoi(major) < 7 {
+	r.Version = version
+	if !scriptsRun {
 		r.Problems = append(r.Problems, fmt.Sprintf("Redis %s: %v", r.Version, ErrRedisTooOld))
 		return r, nil
 	}
@@ -118,7 +117,7 @@ func (s *Store) Preflight(ctx context.Context, keys ...string) (Report, error) {
 	var checked []string // refused by the script's checks, not the script itself
 	for i, k := range keys {
 		refused, err := aclCheckScript.Run(ctx, s.client, []string{k, marks[i]}).StringSlice()
-		if cmd, ok := noPerm(err); ok {
+		if cmd, ok := luascripts.RefusedScript(err); ok {
 			// The check itself was refused: the user may not run a
 			// read-only script, or not on these keys, and so no fenced
 			// call on them either.
@@ -140,27 +139,16 @@ func (s *Store) Preflight(ctx context.Context, keys ...string) (Report, error) {
 		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run %s", strings.Join(checked, ", ")))
 	}
 
-	cfg := map[string]string{}
-	for _, p := range []string{"maxmemory-policy", "appendonly", "save"} {
-		m, err := sc.ConfigGet(ctx, p).Result()
-		var refused redis.Error
-		if errors.As(err, &refused) {
-			r.Problems = append(r.Problems, fmt.Sprintf(
-				"CONFIG GET %s refused (%v): check by hand that no allkeys-* maxmemory-policy can evict high-water marks and that appendonly is on", p, err))
-			return r, nil
-		}
-		if err != nil {
-			return r, preflightError(ctx, "CONFIG GET "+p, err)
-		}
-		v, ok := m[p]
-		if !ok {
-			return r, fmt.Errorf("fence: preflight: the server did not report %q", p)
-		}
-		cfg[p] = v
+	r.MaxMemoryPolicy, r.AppendOnly, r.Save, err = luascripts.Durability(ctx, sc)
+	var refused redis.Error
+	if errors.As(err, &refused) {
+		r.Problems = append(r.Problems, fmt.Sprintf(
+			"%v: check by hand that no allkeys-* maxmemory-policy can evict high-water marks and that appendonly is on", err))
+		return r, nil
 	}
-	r.MaxMemoryPolicy = cfg["maxmemory-policy"]
-	r.AppendOnly = cfg["appendonly"] == "yes"
-	r.Save = strings.TrimSpace(cfg["save"])
+	if err != nil {
+		return r, preflightError(ctx, "config", err)
+	}
 
 	if strings.HasPrefix(r.MaxMemoryPolicy, "allkeys-") {
 		r.Problems = append(r.Problems, fmt.Sprintf(
@@ -177,19 +165,6 @@ func (s *Store) Preflight(ctx context.Context, keys ...string) (Report, error) {
 	return r, nil
 }
 
-// noPerm reports whether err is the server's NOPERM refusal of
-// aclCheckScript's call, and names the command refused.
-func noPerm(err error) (string, bool) {
-	var re redis.Error
-	if !errors.As(err, &re) || !strings.HasPrefix(re.Error(), "NOPERM") {
-		return "", false
-	}
-	if strings.Contains(re.Error(), "'eval_ro'") {
-		return "EVAL_RO", true
-	}
-	return "EVALSHA_RO", true
-}
-
 // preflightError wraps a failed call of Preflight, joining ctx's error
 // when the context ended.
 func preflightError(ctx context.Context, what string, err error) error {
@@ -197,19 +172,4 @@ func preflightError(ctx context.Context, what string, err error) error {
 		return fmt.Errorf("fence: preflight: %s: %w (%w)", what, err, cerr)
 	}
 	return fmt.Errorf("fence: preflight: %s: %w", what, err)
-}
-
-// infoField returns the value of field in an INFO reply.
-func infoField(info, field string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/redis-primitives/go/luascripts"
@@ -52,12 +51,12 @@ func (r Report) OK() bool { return len(r.Problems) == 0 }
 // error; check their settings by hand.
 func (l *Locker) Preflight(ctx context.Context) (Report, error) {
 	var r Report
-	info, err := l.client.Info(ctx, "server").Result()
+	version, scriptsRun, err := luascripts.ServerVersion(ctx, l.client)
 	if err != nil {
 		return r, wrap(ctx, "preflight", "INFO", err)
 	}
-	r.Version = infoField(info, "redis_version")
-	if major, _, _ := strings.Cut(r.Version, "."); atoi(major) < 7 {
+	r.Version = version
+	if !scriptsRun {
 		r.Problems = append(r.Problems, fmt.Sprintf("Redis %s: %v", r.Version, ErrRedisTooOld))
 		return r, nil
 	}
@@ -74,21 +73,9 @@ func (l *Locker) Preflight(ctx context.Context) (Report, error) {
 	if len(refused) > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run %s on %s*", strings.Join(refused, ", "), l.cfg.prefix))
 	}
-	cfg := map[string]string{}
-	for _, p := range []string{"maxmemory-policy", "appendonly", "save"} {
-		m, err := l.client.ConfigGet(ctx, p).Result()
-		if err != nil {
-			return r, wrap(ctx, "preflight", p, err)
-		}
-		v, ok := m[p]
-		if !ok {
-			return r, fmt.Errorf("lock: preflight: the server did not report %q", p)
-		}
-		cfg[p] = v
+	if r.MaxMemoryPolicy, r.AppendOnly, r.Save, err = luascripts.Durability(ctx, l.client); err != nil {
+		return r, wrap(ctx, "preflight", "config", err)
 	}
-	r.MaxMemoryPolicy = cfg["maxmemory-policy"]
-	r.AppendOnly = cfg["appendonly"] == "yes"
-	r.Save = strings.TrimSpace(cfg["save"])
 
 	if strings.HasPrefix(r.MaxMemoryPolicy, "allkeys-") {
 		r.Problems = append(r.Problems, fmt.Sprintf(
@@ -103,19 +90,4 @@ func (l *Locker) Preflight(ctx context.Context) (Report, error) {
 			"RDB snapshots only (save %q): a restart loses the tokens issued since the last snapshot; enable appendonly", r.Save))
 	}
 	return r, nil
-}
-
-// infoField returns the value of field in an INFO reply.
-func infoField(info, field string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
 }

@@ -9,6 +9,9 @@
 // refuses it if it writes and lets it run on a replica. RunPipelined does
 // the same at the head of a pipeline.
 //
+// ServerVersion, Durability and RefusedScript read what every primitive's
+// Preflight reports, so the start-up checks read it one way.
+//
 // Nothing here is meant for users: the primitives' constructors take
 // go-redis's own client interfaces.
 package luascripts

@@ -45,3 +45,14 @@ func TestCheckVersionKnowsRedis62sRefusals(t *testing.T) {
 		t.Errorf("an unrelated error matched ErrRedisTooOld: %v", err)
 	}
 }
+
+// The start-up checks read the version from the server itself: a 7.0
+// server runs the scripts.
+func TestServerVersionReadsTheServersOwnVersion(t *testing.T) {
+	s := redistest.Start(t)
+	version, scriptsRun, err := luascripts.ServerVersion(context.Background(), s.Client(t))
+	if err != nil || version == "" || !scriptsRun {
+		t.Fatalf("ServerVersion: %q, %v, %v; want a 7.x version that runs the scripts", version, scriptsRun, err)
+	}
+	t.Logf("redis_version %s", version)
+}

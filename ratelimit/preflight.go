@@ -5,11 +5,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/luascripts"
 )
@@ -44,12 +41,6 @@ type Report struct {
 // OK reports whether Preflight found no problem.
 func (r Report) OK() bool { return len(r.Problems) == 0 }
 
-// infoClient is the part of a go-redis client Preflight needs beyond
-// redis.Scripter; every go-redis client has it.
-type infoClient interface {
-	Info(ctx context.Context, section ...string) *redis.StringCmd
-}
-
 // Preflight is a start-up check. It reads the server's version (INFO) and
 // whether the client's ACL user may run every command ratelimit needs on
 // the Limiter's keys (a read-only script asks redis.acl_check_cmd, on a
@@ -65,23 +56,23 @@ type infoClient interface {
 // client must have Info, as every go-redis client has.
 func (l *Limiter) Preflight(ctx context.Context) (Report, error) {
 	var r Report
-	ic, ok := l.client.(infoClient)
+	ic, ok := l.client.(luascripts.InfoClient)
 	if !ok {
 		return r, fmt.Errorf("ratelimit: preflight: the client (%T) has no Info method", l.client)
 	}
-	info, err := ic.Info(ctx, "server").Result()
+	version, scriptsRun, err := luascripts.ServerVersion(ctx, ic)
 	if err != nil {
 		return r, preflightError(ctx, "INFO", err)
 	}
-	r.Version = infoField(info, "redis_version")
-	if major, _, _ := strings.Cut(r.Version, "."); atoi(major) < 7 {
+	r.Version = version
+	if !scriptsRun {
 		r.Problems = append(r.Problems, fmt.Sprintf("Redis %s: %v", r.Version, ErrRedisTooOld))
 		return r, nil
 	}
 	// A key as a limit of the Limiter would name it (package doc, "Keys").
 	key := base(l.cfg.prefix, "preflight") + limitID(AlgorithmSlidingLog, 1, time.Second, 0)
 	refused, err := aclCheckScript.Run(ctx, l.client, []string{key}).StringSlice()
-	if cmd, ok := noPerm(err); ok {
+	if cmd, ok := luascripts.RefusedScript(err); ok {
 		r.Refused = []string{cmd + " " + key}
 		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run ratelimit's scripts on %s: %v", key, err))
 		return r, nil
@@ -96,19 +87,6 @@ func (l *Limiter) Preflight(ctx context.Context) (Report, error) {
 	return r, nil
 }
 
-// noPerm reports whether err is the server's NOPERM refusal of
-// aclCheckScript's call, and names the command refused.
-func noPerm(err error) (string, bool) {
-	var re redis.Error
-	if !errors.As(err, &re) || !strings.HasPrefix(re.Error(), "NOPERM") {
-		return "", false
-	}
-	if strings.Contains(re.Error(), "'eval_ro'") {
-		return "EVAL_RO", true
-	}
-	return "EVALSHA_RO", true
-}
-
 // preflightError wraps a failed call of Preflight, joining ctx's error
 // when the context ended.
 func preflightError(ctx context.Context, what string, err error) error {
@@ -116,19 +94,4 @@ func preflightError(ctx context.Context, what string, err error) error {
 		return fmt.Errorf("ratelimit: preflight: %s: %w (%w)", what, err, cerr)
 	}
 	return fmt.Errorf("ratelimit: preflight: %s: %w", what, err)
-}
-
-// infoField returns the value of field in an INFO reply.
-func infoField(info, field string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
 }
