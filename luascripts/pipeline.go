@@ -46,3 +46,44 @@ func (s *Script) RunPipelined(ctx context.Context, newPipeline func() redis.Pipe
 	}
 	return cmd
 }
+
+// A Call is one script call of a batch that RunBatch sends.
+type Call struct {
+	Script *Script
+	Keys   []string
+	Args   []any
+	Cmd    *redis.Cmd // the reply, set by RunBatch
+}
+
+// RunBatch sends calls in one pipeline that newPipeline returns, each as
+// EVALSHA (EVALSHA_RO for a read-only script). The calls the server
+// answers NOSCRIPT did not run; they go once more, in a second pipeline,
+// with their source, after the others. Each call's reply and error are in
+// its Cmd, wrapped with ErrRedisTooOld as Run's are.
+func RunBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []Call) {
+	p := newPipeline()
+	for i := range calls {
+		c := &calls[i]
+		c.Cmd = c.Script.Queue(ctx, p, c.Keys, c.Args...)
+	}
+	_, _ = p.Exec(ctx) // errors are read per command
+	var again redis.Pipeliner
+	for i := range calls {
+		c := &calls[i]
+		if !isNoScript(c.Cmd.Err()) {
+			continue
+		}
+		if again == nil {
+			again = newPipeline()
+		}
+		c.Cmd = c.Script.queueSource(ctx, again, c.Keys, c.Args...)
+	}
+	if again != nil {
+		_, _ = again.Exec(ctx)
+	}
+	for i := range calls {
+		if err := CheckVersion(calls[i].Cmd.Err()); err != calls[i].Cmd.Err() {
+			calls[i].Cmd.SetErr(err)
+		}
+	}
+}

@@ -128,3 +128,34 @@ func TestRunPipelinedFallsBackToEvalAfterScriptFlush(t *testing.T) {
 		t.Fatalf("command queued after the script: %q, %v; want \"1\" from the second pipeline", v, err)
 	}
 }
+
+// A batch sent after a SCRIPT FLUSH: every call answers NOSCRIPT and goes
+// once more with its source, and each runs exactly once.
+func TestRunBatchFallsBackToEvalAfterScriptFlushAndRunsEachCallOnce(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	ctx := context.Background()
+	incr := luascripts.New("incr", "return redis.call('INCR', KEYS[1])")
+	get := luascripts.NewReadOnly("get", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])")
+	key := s.Prefix() + "n"
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	calls := []luascripts.Call{
+		{Script: incr, Keys: []string{key}},
+		{Script: incr, Keys: []string{key}},
+		{Script: get, Keys: []string{key}},
+	}
+	luascripts.RunBatch(ctx, c.Pipeline, calls)
+	for i, want := range []int64{1, 2} {
+		if n, err := calls[i].Cmd.Int64(); err != nil || n != want {
+			t.Fatalf("call %d: %d, %v; want %d", i, n, err, want)
+		}
+	}
+	if v, err := calls[2].Cmd.Text(); err != nil || v != "2" {
+		t.Fatalf("read-only call: %q, %v; want \"2\"", v, err)
+	}
+	if v := c.Get(ctx, key).Val(); v != "2" {
+		t.Fatalf("counter %q after the batch; want 2: a call ran twice or not at all", v)
+	}
+}

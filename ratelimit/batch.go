@@ -207,37 +207,18 @@ func (b *batcher) send(lead *batchCall, batch []*batchCall) {
 	}
 }
 
-// exec runs the calls in one pipeline: EVALSHA each; the few the server
-// answers NOSCRIPT (it had not cached the script) did not run and go once
-// more with the full source, after the others of the batch (concurrent
-// calls, whose order no caller can observe).
+// exec runs the calls in one pipeline (luascripts.RunBatch: EVALSHA each,
+// the few the server answers NOSCRIPT once more with their source, after
+// the others of the batch: concurrent calls, whose order no caller can
+// observe).
 func (b *batcher) exec(ctx context.Context, calls []*batchCall) {
-	p := b.pipe.Pipeline()
-	for _, c := range calls {
-		c.cmd = c.script.Queue(ctx, p, c.keys, c.args...)
+	batch := make([]luascripts.Call, len(calls))
+	for i, c := range calls {
+		batch[i] = luascripts.Call{Script: c.script, Keys: c.keys, Args: c.args}
 	}
-	_, _ = p.Exec(ctx) // errors are read per command
-	var again redis.Pipeliner
-	for _, c := range calls {
-		if err := c.cmd.Err(); err == nil || !redis.HasErrorPrefix(err, "NOSCRIPT") {
-			continue
-		}
-		if again == nil {
-			again = b.pipe.Pipeline()
-		}
-		if c.script.ReadOnly() {
-			c.cmd = again.EvalRO(ctx, c.script.Source(), c.keys, c.args...)
-		} else {
-			c.cmd = again.Eval(ctx, c.script.Source(), c.keys, c.args...)
-		}
-	}
-	if again != nil {
-		_, _ = again.Exec(ctx)
-	}
-	for _, c := range calls {
-		if err := luascripts.CheckVersion(c.cmd.Err()); err != c.cmd.Err() {
-			c.cmd.SetErr(err)
-		}
+	luascripts.RunBatch(ctx, b.pipe.Pipeline, batch)
+	for i, c := range calls {
+		c.cmd = batch[i].Cmd
 	}
 }
 
