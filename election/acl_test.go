@@ -18,7 +18,7 @@ import (
 
 // leastPrivilege is the ACL the package doc lists: package lock's commands
 // but Preflight's, and for the Fencer's Set, GET and SET (already there).
-const leastPrivilege = "+evalsha +eval +evalsha_ro +eval_ro +get +set +pttl +del +pexpire +mget +incrby +time +publish +subscribe"
+const leastPrivilege = "+evalsha +eval +evalsha_ro +eval_ro +get +set +pttl +del +pexpire +mget +time +publish +subscribe"
 
 // A user limited to the election's keys and channels (~app:* &app:*) and
 // the listed commands can lead, write through the term's Fencer, be read by

@@ -97,7 +97,7 @@
 //	ACL SETUSER app on >secret resetkeys ~election:* ~app:*
 //	    resetchannels &election:* -@all
 //	    +evalsha +eval +evalsha_ro +eval_ro
-//	    +get +set +pttl +del +pexpire +mget +incrby +time +publish +subscribe
+//	    +get +set +pttl +del +pexpire +mget +time +publish +subscribe
 //
 // These are package lock's commands (see its doc; Preflight's +info and
 // +config|get are not needed): the commands lock's scripts run are checked

@@ -16,12 +16,12 @@ import (
 )
 
 // leastPrivilege is the ACL the package doc lists for the default (hybrid)
-// tokens. WithCounterTokens swaps +incrby +time for +incr.
-const leastPrivilege = "+evalsha +eval +evalsha_ro +eval_ro +get +set +pttl +del +pexpire +mget +incrby +time +publish +subscribe +info +config|get"
+// tokens. WithCounterTokens swaps +time for +incr.
+const leastPrivilege = "+evalsha +eval +evalsha_ro +eval_ro +get +set +pttl +del +pexpire +mget +time +publish +subscribe +info +config|get"
 
 // counterTokenPrivilege is leastPrivilege for WithCounterTokens.
 func counterTokenPrivilege() string {
-	f := slices.DeleteFunc(strings.Fields(leastPrivilege), func(c string) bool { return c == "+incrby" || c == "+time" })
+	f := slices.DeleteFunc(strings.Fields(leastPrivilege), func(c string) bool { return c == "+time" })
 	return strings.Join(append(f, "+incr"), " ")
 }
 

@@ -3,7 +3,7 @@
 -- lock's keys and channel (redis.acl_check_cmd, Redis 7.0+). Writes nothing.
 -- KEYS[1] a lock   KEYS[2] its counter   ARGV[1] its release channel
 -- ARGV[2] the token mode, as acquire.lua's ARGV[3]: "" for counter tokens
---         (INCR), anything else for hybrid ones (TIME, INCRBY)
+--         (INCR), anything else for hybrid ones (TIME, and SET on the counter)
 -- Returns the names of the refused commands (empty when all are allowed).
 local checks = {
   {'GET', KEYS[1]}, {'SET', KEYS[1], 'v'}, {'PTTL', KEYS[1]}, {'DEL', KEYS[1]},
@@ -14,7 +14,7 @@ local checks = {
 if ARGV[2] == '' then
   checks[#checks + 1] = {'INCR', KEYS[2]}
 else
-  checks[#checks + 1] = {'INCRBY', KEYS[2], '1'}
+  checks[#checks + 1] = {'SET', KEYS[2], '1'}
   checks[#checks + 1] = {'TIME'}
 end
 local refused = {}

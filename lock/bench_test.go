@@ -33,7 +33,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 }
 
 // The same with counter-only tokens (INCR), for the cost of the default's
-// TIME and INCRBY.
+// TIME and the counter's SET GET.
 func BenchmarkAcquireReleaseCounterTokens(b *testing.B) {
 	s := redistest.Start(b)
 	l := newLocker(b, s, lock.WithCounterTokens())

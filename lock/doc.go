@@ -80,18 +80,18 @@
 //
 //	ACL SETUSER app on >secret resetkeys ~lock:* resetchannels &lock:* -@all
 //	    +evalsha +eval +evalsha_ro +eval_ro
-//	    +get +set +pttl +del +pexpire +mget +incrby +time +publish
+//	    +get +set +pttl +del +pexpire +mget +time +publish
 //	    +subscribe +info +config|get
 //
 // EVALSHA/EVALSHA_RO run the scripts and EVAL/EVAL_RO load one the server
 // does not have yet. The commands a script runs are checked against the
-// user's ACL too: GET, SET, INCRBY and TIME (Acquire), PTTL and MGET
+// user's ACL too: SET, TIME and GET (Acquire), PTTL and MGET
 // (Holder, a refused Acquire), PEXPIRE (Extend, renewals), DEL and PUBLISH
 // (Release, ForceRelease). SUBSCRIBE is AcquireWait's, on the channel
 // P{N}:released, which "&lock:*" covers; INFO and CONFIG GET are
-// Preflight's only. WithCounterTokens needs +incr in place of +incrby and
-// +time. TestUserLimitedToTheDocumentedACLRunsEveryPathAndNeedsEveryCommand
-// runs every path as exactly this user, and shows that each command is
+// Preflight's only. WithCounterTokens needs +incr in place of +time.
+// TestUserLimitedToTheDocumentedACLRunsEveryPathAndNeedsEveryCommand runs
+// every path as exactly this user, and shows that each command is
 // needed. Preflight reports, in Report.Refused, any of these the user may
 // not run; a command refused inside a script comes back as Redis's error
 // naming the script's line, not the command.

@@ -189,14 +189,21 @@ func TestAnAcquireWhoseCounterWriteFailsLeavesNoLockBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	denied := client(t, s, func(o *redis.Options) { o.Username, o.Password = "noincr", "pw" })
+	// nocounter may write the lock ("...{job}") but not its counter
+	// ("...{job}:token"), whatever the command.
+	if err := admin.Do(ctx, "ACL", "SETUSER", "nocounter", "on", ">pw", "~*}", "&*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	noCounter := client(t, s, func(o *redis.Options) { o.Username, o.Password = "nocounter", "pw" })
 	for name, c := range map[string]struct {
 		l       *lock.Locker
 		counter string // a counter value to plant first, "" for none
 	}{
-		"ACL denies INCR":                {newLockerOn(t, s, denied, lock.WithCounterTokens()), ""},
-		"ACL denies INCRBY":              {newLockerOn(t, s, denied), ""},
-		"counter not an integer":         {newLocker(t, s, lock.WithCounterTokens()), "x"},
-		"counter not an integer, hybrid": {newLocker(t, s), "x"},
+		"ACL denies INCR":                       {newLockerOn(t, s, denied, lock.WithCounterTokens()), ""},
+		"ACL denies the counter's key":          {newLockerOn(t, s, noCounter), ""},
+		"ACL denies the counter's key, counter": {newLockerOn(t, s, noCounter, lock.WithCounterTokens()), ""},
+		"counter not an integer":                {newLocker(t, s, lock.WithCounterTokens()), "x"},
+		"counter not an integer, hybrid":        {newLocker(t, s), "x"},
 	} {
 		if err := admin.FlushAll(ctx).Err(); err != nil {
 			t.Fatal(err)
@@ -215,6 +222,9 @@ func TestAnAcquireWhoseCounterWriteFailsLeavesNoLockBehind(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), "acquire") {
 			t.Fatalf("%s: %v does not say what failed", name, err)
+		}
+		if got, gerr := admin.Get(ctx, counterKey(s, "job")).Result(); c.counter != "" && (gerr != nil || got != c.counter) {
+			t.Fatalf("%s: the failed acquire left the counter %q (%v), want %q as it was", name, got, gerr, c.counter)
 		}
 	}
 }
