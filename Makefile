@@ -2,7 +2,7 @@
 # Each module of the workspace is tested in its own directory, because
 # `go test ./...` at the root of a workspace with no root module fails.
 
-.PHONY: test lint demo bench experiment servers check-modules consumer try-checkout test-floors actionlint
+.PHONY: test lint demo bench bench-server-cost experiment servers check-modules consumer try-checkout test-floors actionlint
 
 test: servers
 	scripts/test.sh
@@ -20,6 +20,13 @@ demo:
 # one run against one redis-server it starts itself (see BENCHMARKS.md).
 bench: servers
 	cd bench && go run ./cmd/bench $(BENCHFLAGS)
+
+# Instructions redis-server executes per operation, ours and the peers',
+# counted by callgrind: the server's cost of a script, free of the
+# machine's noise (needs valgrind; see BENCHMARKS.md).
+bench-server-cost:
+	scripts/ensure-servers.sh valgrind
+	cd bench && go run ./cmd/servercost $(COSTFLAGS)
 
 # The WATCH/MULTI limiter three ways (docs/decisions/0002-lua-not-watch-multi.md).
 experiment: servers

@@ -24,7 +24,11 @@ const lockTTL = 10 * time.Second
 type locker func(ctx context.Context, key string) (bool, error)
 
 func oursLocker(c *redis.Client, prefix string) (locker, error) {
-	l, err := lock.New(c, lock.WithPrefix(prefix))
+	return oursLockerWith(c, lock.WithPrefix(prefix))
+}
+
+func oursLockerWith(c *redis.Client, opts ...lock.Option) (locker, error) {
+	l, err := lock.New(c, opts...)
 	if err != nil {
 		return nil, err
 	}

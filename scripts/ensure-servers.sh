@@ -4,7 +4,8 @@
 # installs them with apt-get when they are missing and it can; otherwise it
 # says exactly what to install. REDIS_ADDR and PGFENCE_DSN stand in for a
 # missing binary. With the argument "redis" it checks Redis alone (the demo
-# needs nothing else).
+# needs nothing else); with "valgrind", Redis and valgrind (make
+# bench-server-cost).
 set -euo pipefail
 only=${1:-all}
 
@@ -17,7 +18,8 @@ have_postgres() {
 
 missing=()
 have_redis || missing+=(redis-server)
-[ "$only" = redis ] || have_postgres || missing+=(postgresql)
+[ "$only" != all ] || have_postgres || missing+=(postgresql)
+[ "$only" != valgrind ] || command -v valgrind >/dev/null || missing+=(valgrind)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 sudo=""
@@ -34,7 +36,7 @@ if command -v apt-get >/dev/null && { [ "$(id -u)" -eq 0 ] || [ -n "$sudo" ]; };
 fi
 
 cat >&2 <<MSG
-The tests need these server binaries, which are missing: ${missing[*]}
+These binaries are needed and missing: ${missing[*]}
   Debian/Ubuntu: sudo apt-get install ${missing[*]}
   macOS:         brew install ${missing[*]/redis-server/redis}
 Or point the tests at running servers:

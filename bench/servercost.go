@@ -1,0 +1,202 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/lock"
+)
+
+// A CostCase is one operation whose server cost ServerCost measures.
+type CostCase struct {
+	Name string
+	// Concurrency is the goroutines that share the N operations: 1 (one
+	// operation at a time) unless the case batches.
+	Concurrency int
+	// prepare runs before the counters are zeroed (loads scripts, spends
+	// keys); op is one operation, i counting from 0.
+	prepare func(ctx context.Context) error
+	op      func(ctx context.Context, i int) error
+}
+
+// CostCases are the operations ServerCost measures, on clients of addr
+// (one per case, so that a case's connections carry nothing else):
+// a PING as the floor of any round trip, the limit's one-SET script, lock
+// acquire+release and a refused acquire, ours and the peers', and one
+// admitted and one rejected decision of every limiter row of make bench.
+// Every key starts with prefix. The returned func closes the clients.
+func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
+	var clients []*redis.Client
+	client := func() *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 60, ContextTimeoutEnabled: true})
+		clients = append(clients, c)
+		return c
+	}
+	key := func(i int) string { return "k" + strconv.Itoa(i%keys) }
+	root := prefix
+	var cases []CostCase
+	add := func(name string, prepare func(context.Context) error, op func(context.Context, int) error) {
+		cases = append(cases, CostCase{Name: name, Concurrency: 1, prepare: prepare, op: op})
+	}
+	nothing := func(context.Context) error { return nil }
+
+	c := client()
+	add("PING (a round trip)", nothing, func(ctx context.Context, _ int) error { return c.Ping(ctx).Err() })
+	limit := redis.NewScript(limitScript)
+	c2 := client()
+	add("the limit: EVALSHA of one SET NX PX", func(ctx context.Context) error { return limit.Load(ctx, c2).Err() },
+		func(ctx context.Context, i int) error {
+			err := limit.EvalSha(ctx, c2, []string{root + "limit:" + key(i)}, "v", 1000).Err()
+			if err == redis.Nil { // held: SET NX set nothing
+				err = nil
+			}
+			return err
+		})
+
+	for li, lk := range []struct {
+		name string
+		make func(c *redis.Client, prefix string) (locker, error)
+	}{
+		{NameOursLock, oursLocker},
+		{NameOursLock + ", WithCounterTokens", func(c *redis.Client, prefix string) (locker, error) {
+			return oursLockerWith(c, lock.WithPrefix(prefix), lock.WithCounterTokens())
+		}},
+		{NameRedislock, func(c *redis.Client, _ string) (locker, error) { return redislockLocker(c), nil }},
+	} {
+		c := client()
+		prefix := root + "lock" + strconv.Itoa(li) + ":"
+		l, err := lk.make(c, prefix)
+		if err != nil {
+			panic(err) // the options are constants
+		}
+		kb := ""
+		if !strings.HasPrefix(lk.name, NameOursLock) {
+			kb = prefix
+		}
+		add(lk.name+": acquire+release", nothing, func(ctx context.Context, i int) error {
+			ok, err := l(ctx, kb+key(i))
+			if err == nil && !ok {
+				err = fmt.Errorf("%s: refused a free lock", lk.name)
+			}
+			return err
+		})
+		// A refused attempt: the held key is taken once, never released.
+		held := kb + "held"
+		hc := client()
+		hl, _ := lk.make(hc, prefix)
+		add(lk.name+": refused acquire", func(ctx context.Context) error {
+			_, err := hl(ctx, held) // takes and releases: the scripts are loaded
+			if err != nil {
+				return err
+			}
+			return hc.Set(ctx, heldKey(lk.name, prefix, held), "someone else", 0).Err()
+		}, func(ctx context.Context, _ int) error {
+			ok, err := hl(ctx, held)
+			if err == nil && ok {
+				err = fmt.Errorf("%s: took a held lock", lk.name)
+			}
+			return err
+		})
+	}
+
+	for ii, im := range limiterImpls() {
+		for _, q := range []struct {
+			what string
+			q    quota
+		}{{"admitted", admitQuota}, {"rejected", rejectQuota}} {
+			c := client()
+			prefix := root + "rl" + strconv.Itoa(ii) + ":" + q.what + ":"
+			allow, err := im.make(c, prefix, q.q)
+			if err != nil {
+				panic(err)
+			}
+			want := q.what == "admitted"
+			prepare := func(ctx context.Context) error {
+				// Loads the scripts; for rejections, spends every key.
+				for i := range keys {
+					for range q.q.n + 1 {
+						if _, err := allow(ctx, key(i)); err != nil {
+							return err
+						}
+						if want {
+							break
+						}
+					}
+				}
+				return nil
+			}
+			if im.name == NameOursDeny {
+				continue // answers rejections in process: no server cost to measure
+			}
+			cc := CostCase{Name: im.name + ": " + q.what, Concurrency: 1, prepare: prepare,
+				op: func(ctx context.Context, i int) error {
+					ok, err := allow(ctx, key(i))
+					if err == nil && ok != want {
+						err = fmt.Errorf("%s: admitted %v, want %v", im.name, ok, want)
+					}
+					return err
+				}}
+			if im.name == NameOursBatch {
+				cc.Concurrency = 50
+			}
+			cases = append(cases, cc)
+		}
+	}
+	return cases, func() {
+		for _, c := range clients {
+			_ = c.Close()
+		}
+	}
+}
+
+// heldKey is the Redis key of the lock called name in library lib.
+func heldKey(lib, prefix, name string) string {
+	if strings.HasPrefix(lib, NameOursLock) {
+		return prefix + "{" + name + "}"
+	}
+	return name
+}
+
+// RunCost runs cs: prepare, then zero(), then n operations, then done().
+// zero and done bracket what the caller counts (callgrind_control -z and
+// -d on the server).
+func RunCost(ctx context.Context, cs CostCase, n int, zero, done func() error) error {
+	if err := cs.prepare(ctx); err != nil {
+		return fmt.Errorf("%s: %w", cs.Name, err)
+	}
+	if err := zero(); err != nil {
+		return err
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	per := n / cs.Concurrency
+	for g := range cs.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				if err := cs.op(ctx, g*per+i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = fmt.Errorf("%s: %w", cs.Name, err)
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return done()
+}
