@@ -97,7 +97,11 @@ func run() error {
 	cases, closeAll := bench.CostCases(addr, "cost:", *keys)
 	defer closeAll()
 	var base float64
-	fmt.Printf("%-52s %14s %16s\n", "case", "instr/op", "minus a PING")
+	width := 0
+	for _, cs := range cases {
+		width = max(width, len(cs.Name)+16)
+	}
+	fmt.Printf("%-*s %14s %16s\n", width, "case", "instr/op", "minus a PING")
 	for i, cs := range cases {
 		if i > 0 && !strings.Contains(cs.Name, *only) {
 			continue
@@ -133,7 +137,7 @@ func run() error {
 		if cs.Concurrency > 1 {
 			conc = fmt.Sprintf(" (%d goroutines)", cs.Concurrency)
 		}
-		fmt.Printf("%-52s %14.0f %16.0f\n", cs.Name+conc, per, per-base)
+		fmt.Printf("%-*s %14.0f %16.0f\n", width, cs.Name+conc, per, per-base)
 	}
 	return nil
 }
