@@ -260,7 +260,9 @@ func waitClients(ctx context.Context, c *redis.Client, n int) error {
 
 // plainLogScript is the least a sorted-set log can store: the time in µs
 // as score and member (requests in the same µs collapse into one).
-var plainLogScript = redis.NewScript(`
+var plainLogScript = redis.NewScript(plainLogSource)
+
+const plainLogSource = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
@@ -269,7 +271,7 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then
 end
 redis.call('ZADD', KEYS[1], now, now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2]) / 1000))
-return 1`)
+return 1`
 
 func plainLog(c *redis.Client, prefix string, q quota) (allower, error) {
 	return func(ctx context.Context, key string) (bool, error) {

@@ -104,6 +104,49 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 		})
 	}
 
+	// Floors: each primitive's commands alone, with none of its logic,
+	// against the same kind of keys. What a script costs above its floor
+	// is its Lua; what the floor costs above a peer's is its commands.
+	script := func(name, src string, keys func(i int) []string, args ...any) {
+		c, sc := client(), redis.NewScript(src)
+		add(name, func(ctx context.Context) error { return sc.Load(ctx, c).Err() },
+			func(ctx context.Context, i int) error {
+				err := sc.EvalSha(ctx, c, keys(i), args...).Err()
+				if err == redis.Nil {
+					err = nil
+				}
+				return err
+			})
+	}
+	value := strings.Repeat("v", 32) + " " + strings.Repeat("o", 16) // "<id> <owner>"'s length
+	acquire, release := redis.NewScript(floorAcquire), redis.NewScript(floorRelease)
+	fc := client()
+	add("floor: a hybrid-token acquire's commands, + release", func(ctx context.Context) error {
+		if err := acquire.Load(ctx, fc).Err(); err != nil {
+			return err
+		}
+		return release.Load(ctx, fc).Err()
+	}, func(ctx context.Context, i int) error {
+		k := root + "floor:lock:{" + key(i) + "}"
+		if err := acquire.EvalSha(ctx, fc, []string{k, k + ":token"}, value, 10000).Err(); err != nil {
+			return err
+		}
+		return release.EvalSha(ctx, fc, []string{k}, value).Err()
+	})
+	state := strings.Repeat("s", 9) // a counter's or GCRA's packed state
+	script("floor: one limit's commands (TIME, GET, SET PX)", floorOneLimit,
+		func(i int) []string { return []string{root + "floor:one:{" + key(i) + "}"} }, state, 60000)
+	script("floor: a policy of 2's commands (TIME, 2 GET, 2 SET PX)", floorPolicy,
+		func(i int) []string {
+			k := root + "floor:policy:{" + key(i) + "}"
+			return []string{k + ":a", k + ":b"}
+		}, state, 60000, 86400000)
+	script("floor: plain sorted-set log, admitted (no guard, no wait)", plainLogSource,
+		func(i int) []string { return []string{root + "floor:log:" + key(i)} }, admitQuota.n, admitQuota.window.Microseconds())
+	// One key, 5 an hour: every call but the first five is a rejection.
+	script("floor: plain sorted-set log, rejected", plainLogSource,
+		func(i int) []string { return []string{root + "floor:log:spent"} }, rejectQuota.n, rejectQuota.window.Microseconds())
+
 	for ii, im := range limiterImpls() {
 		for _, q := range []struct {
 			what string
@@ -200,3 +243,30 @@ func RunCost(ctx context.Context, cs CostCase, n int, zero, done func() error) e
 	}
 	return done()
 }
+
+// floorAcquire is a hybrid-token acquire's three commands with none of
+// its checks: take the lock (or read the holder), read the clock, swap
+// the counter.
+const floorAcquire = `redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2], 'GET')
+local t = redis.call('TIME')
+redis.call('SET', KEYS[2], t[1] * 1000000 + t[2], 'GET')
+return 1`
+
+// floorRelease is a compare-and-delete (bsm/redislock's release).
+const floorRelease = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`
+
+// floorOneLimit is a counter's or GCRA's decision with no arithmetic: the
+// clock, the state read and written, a reply of five integers.
+const floorOneLimit = `local t = redis.call('TIME')
+local v = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return {1, 1, 1, 0, 1}`
+
+// floorPolicy is a policy of two such limits with no arithmetic.
+const floorPolicy = `local t = redis.call('TIME')
+local a = redis.call('GET', KEYS[1])
+local b = redis.call('GET', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
+return {1, 1, 1, 1, 0, 1, 1, 1, 0, 1}`
