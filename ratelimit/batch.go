@@ -14,11 +14,12 @@ import (
 )
 
 // WithBatching coalesces the decisions that goroutines make at the same
-// moment into one pipelined round trip of up to size script calls. The
-// first call on an idle Limiter is sent at once, alone; calls that arrive
-// while a batch is in flight wait for it and go together in the next, so
-// no call waits for a timer. Each decision is still its own script, with
-// every guarantee of the package; only the round trips are shared.
+// moment into pipelined round trips of up to size script calls. Calls
+// go to one of two lanes by their key. The first call on an idle lane is
+// sent at once, alone; calls that arrive while the lane's batch is in
+// flight wait for it and go together in the next, so no call waits for a
+// timer. Each decision is still its own script, with every guarantee of
+// the package; only the round trips are shared.
 //
 //   - Order: a key's calls are sent in the order they arrived, and one
 //     batch at a time is in flight for a key, so a key's decisions are
@@ -32,7 +33,7 @@ import (
 //     out after it was written. The call that sends a batch is one with
 //     the latest deadline in it; a cancellation (not a deadline) of that
 //     call takes effect when the round trip ends.
-//   - No goroutine: the caller that finds the Limiter idle sends; when a
+//   - No goroutine: the caller that finds its lane idle sends; when a
 //     batch ends, its sender hands the next one to a waiting caller.
 //
 // Batching needs a client with Pipeline (every go-redis client: Client,
