@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 )
@@ -40,7 +41,12 @@ type Limit struct {
 	a, b int64
 	// The script's capacity, a and b, boxed once: boxed per call, they and
 	// the mode cost 4 allocs/op more (make bench, counter: 20 vs 16).
-	params [3]any
+	// packed is the three numbers in 8 bytes each, big-endian, as the
+	// limit's own script takes them; inPolicy the same after the
+	// algorithm's letter, as policy.lua takes them.
+	params   [3]any
+	packed   any
+	inPolicy any
 }
 
 // SlidingLog allows n requests in any window, exactly: at no instant have
@@ -161,6 +167,12 @@ func (l Limit) fix() Limit {
 		}
 	}
 	l.params = [3]any{int64(l.Burst()), l.a, l.b}
+	var p [24]byte
+	binary.BigEndian.PutUint64(p[0:], uint64(l.Burst()))
+	binary.BigEndian.PutUint64(p[8:], uint64(l.a))
+	binary.BigEndian.PutUint64(p[16:], uint64(l.b))
+	l.packed = string(p[:])
+	l.inPolicy = l.alg.letter() + string(p[:])
 	return l
 }
 

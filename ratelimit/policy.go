@@ -75,24 +75,25 @@ var policySource string
 var policyScripts = newScriptPair("policy.lua", policySource)
 
 // callPolicy runs policy.lua: KEYS one per limit; ARGV n, mode, pinned
-// time, the number of limits, then per limit its letter, capacity and two
-// numbers; reply { granted, allowed, then per limit: allowed, remaining,
-// retry-after µs, reset-after µs }, read by decodePolicy.
+// time, then per limit its letter and its capacity and two numbers
+// packed; reply granted, allowed, then per limit: allowed, remaining,
+// retry-after µs, reset-after µs, packed, read by decodePolicy.
 func (l *Limiter) callPolicy(ctx context.Context, m mode, key string, p Policy, n int, pinned string) ([]int64, error) {
 	b := base(l.cfg.prefix, key)
 	keys := make([]string, len(p))
-	args := make([]any, 0, 4+4*len(p))
-	args = append(args, n, m.arg(), pinned, len(p))
+	args := make([]any, 0, 3+len(p))
+	args = append(args, n, m.arg(), pinned)
 	for i, lim := range p {
 		keys[i] = b + lim.id
-		args = append(args, lim.alg.letter(), lim.params[0], lim.params[1], lim.params[2])
+		args = append(args, lim.inPolicy)
 	}
-	reply, err := l.script(ctx, policyScripts.pick(m), keys, args...).Int64Slice()
+	packed, err := l.script(ctx, policyScripts.pick(m), keys, args...).Text()
 	if err != nil {
 		return nil, l.callError(ctx, m, key, err)
 	}
-	if len(reply) != 2+4*len(p) {
-		return nil, fmt.Errorf("ratelimit: %s on %q: unexpected reply %v", m, key, reply)
+	reply, ok := decodeInts(packed, 2+4*len(p))
+	if !ok {
+		return nil, fmt.Errorf("ratelimit: %s on %q: unexpected reply %q", m, key, packed)
 	}
 	return reply, nil
 }

@@ -9,17 +9,19 @@
 -- KEYS[i]  the state of limit i (see keys.go); no other key.
 -- ARGV[1]  n; ARGV[2] mode: 'allow' (all n or none), 'take' (up to n) or
 --          'peek'; ARGV[3] a pinned time in µs or '' (the server's TIME);
---          ARGV[4] the number of limits; then four per limit: the
---          algorithm ('l', 'c' or 'g'), capacity, and the two numbers its
---          script takes (log, counter: window in µs, 0; GCRA: unit, drain).
--- Reply:   { granted, allowed (0/1), then per limit: allowed, remaining,
---          retry-after µs, reset-after µs }
+--          ARGV[3 + i] limit i: its algorithm's letter ('l', 'c' or 'g')
+--          then capacity and the two numbers its script takes (log,
+--          counter: window in µs, 0; GCRA: unit, drain) packed big-endian
+--          in 8 bytes each, as the single-limit scripts take them.
+-- Reply:   granted, allowed (0/1), then per limit: allowed, remaining,
+--          retry-after µs, reset-after µs; packed big-endian in 8 bytes
+--          each, as the single-limit scripts reply.
 --
 -- Flat on purpose, like the single-limit scripts: three loops over the
 -- limits (read, weigh, write) with each algorithm written out inline, no
 -- function built per call, one table s for what a limit carries from loop
 -- to loop.
-local n, mode, count = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[4])
+local n, mode, count = tonumber(ARGV[1]), ARGV[2], #KEYS
 local now
 if ARGV[3] ~= '' then
   now = tonumber(ARGV[3])
@@ -28,7 +30,7 @@ else
   now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 end
 
--- s holds six slots per limit i, from k = 6(i - 1):
+-- s holds ten slots per limit i, from k = 10(i - 1):
 --   k+1 t, the guard: the latest time the limit was decided at (-1: none)
 --   k+2 log: the newest member's score; counter: c, then cur; GCRA: q
 --   k+3 log: the newest member's name (false: none); counter: p, then prev
@@ -36,13 +38,18 @@ end
 --       format (false: no state)
 --   k+5 log: the live count; counter: the start of now's bucket
 --   k+6 the limit's availability at now
+--   k+7 to k+10 its algorithm (the letter's byte), capacity, and two numbers
 local s = {}
 
 -- Read: every limit's state and guard.
 for i = 1, count do
-  local alg, t, x, y, z = ARGV[4 * i + 1], -1, 0, false, false
-  if alg == 'l' then
-    local newest = redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')
+  local arg = ARGV[3 + i]
+  local alg, t, x, y, z = string.byte(arg), -1, 0, false, false
+  local k = 10 * (i - 1)
+  s[k + 8], s[k + 9], s[k + 10] = struct.unpack('>I8I8I8', arg, 2)
+  s[k + 7] = alg
+  if alg == 108 then -- 'l'
+    local newest = redis.call('ZRANGE', KEYS[i], '-1', '-1', 'WITHSCORES')
     if newest[1] then
       y, x = newest[1], tonumber(newest[2])
       t, z = x, y
@@ -58,7 +65,7 @@ for i = 1, count do
     local v = redis.call('GET', KEYS[i])
     y = 0
     if v then
-      if alg == 'c' then
+      if alg == 99 then -- 'c'
         local f = 'I' .. (#v - 7) / 2
         z = '>I7' .. f .. f
         t, x, y = struct.unpack(z, v)
@@ -73,24 +80,23 @@ for i = 1, count do
   if t > now then
     now = t
   end
-  local k = 6 * (i - 1)
   s[k + 1], s[k + 2], s[k + 3], s[k + 4] = t, x, y, z
 end
 
 -- Weigh: each limit's availability at now, and the least of them.
 local avail = math.huge
 for i = 1, count do
-  local b, k = 4 * i, 6 * (i - 1)
-  local alg, cap, a = ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local k = 10 * (i - 1)
+  local alg, cap, a = s[k + 7], s[k + 8], s[k + 9]
   local av
-  if alg == 'l' then
+  if alg == 108 then
     local c = 0
     if s[k + 3] then
-      c = redis.call('ZCOUNT', KEYS[i], '(' .. string.format('%.0f', now - a), '+inf')
+      c = redis.call('ZCOUNT', KEYS[i], '(' .. string.format('%d', now - a), '+inf')
     end
     s[k + 5] = c
     av = math.max(cap - c, 0)
-  elseif alg == 'c' then
+  elseif alg == 99 then
     local e = now - math.floor(now / a) * a -- elapsed in now's bucket; the float quotient may round:
     if e < 0 then
       e = e + a
@@ -107,7 +113,7 @@ for i = 1, count do
     av = math.max(math.floor(cap - prev * (a - e) / a - cur + math.min(1e-9, 0.5 / a)), 0)
   else
     -- The backlog drained since t (none stored: t = -1, q = 0, so 0).
-    local q = math.max(s[k + 2] - (now - s[k + 1]) * tonumber(ARGV[b + 4]), 0)
+    local q = math.max(s[k + 2] - (now - s[k + 1]) * s[k + 10], 0)
     s[k + 2] = q
     local room = cap * a - q
     av = math.floor(room / a)
@@ -142,30 +148,30 @@ local touch = granted == 0 and mode ~= 'peek'
 -- compute each limit's wait and keep its guard.
 local out = { granted, allowed }
 for i = 1, count do
-  local b, k, key = 4 * i, 6 * (i - 1), KEYS[i]
-  local alg, cap, a = ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
+  local k, key = 10 * (i - 1), KEYS[i]
+  local alg, cap, a = s[k + 7], s[k + 8], s[k + 9]
   local t, x, y, av = s[k + 1], s[k + 2], s[k + 3], s[k + 6]
   local ok, left, retry, reset = 1, av, 0, 0
-  if alg == 'l' then
-    local c, floor = s[k + 5], string.format('%.0f', now - a)
+  if alg == 108 then
+    local c, floor = s[k + 5], string.format('%d', now - a)
     if granted > 0 then
       redis.call('ZREMRANGEBYSCORE', key, '-inf', floor)
       if y and s[k + 4] ~= y and x > now - a then
         -- The guard moves to the new members: give the renamed one its name back.
         redis.call('ZREM', key, y)
-        redis.call('ZADD', key, string.format('%.0f', x), s[k + 4])
+        redis.call('ZADD', key, string.format('%d', x), s[k + 4])
       end
-      local at = string.format('%.0f', now)
+      local at = string.format('%d', now)
       local r = now - math.floor(now / a) * a -- now mod window, exact:
       if r < 0 then r = r + a elseif r >= a then r = r - a end -- the float quotient may round
       local name = r * cap + c
       if granted == 1 then
-        redis.call('ZADD', key, at, string.format('%.0f', name))
+        redis.call('ZADD', key, at, string.format('%d', name))
       else
         local args = {}
         for m = 0, granted - 1 do
           args[#args + 1] = at
-          args[#args + 1] = string.format('%.0f', name + m)
+          args[#args + 1] = string.format('%d', name + m)
           if #args >= 1000 then
             redis.call('ZADD', key, unpack(args))
             args = {}
@@ -175,7 +181,7 @@ for i = 1, count do
           redis.call('ZADD', key, unpack(args))
         end
       end
-      redis.call('PEXPIRE', key, math.ceil(a / 1000))
+      redis.call('PEXPIRE', key, string.format('%d', math.ceil(a / 1000)))
       left, reset = av - granted, a
     else
       if c > 0 then
@@ -184,17 +190,17 @@ for i = 1, count do
       if av < need then
         -- Wait until enough of the oldest live members age out.
         ok = 0
-        local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. floor, '+inf', 'WITHSCORES', 'LIMIT', c - cap + need - 1, 1)
+        local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. floor, '+inf', 'WITHSCORES', 'LIMIT', string.format('%d', c - cap + need - 1), '1')
         retry = tonumber(oldest[2]) + a - now
       end
       if touch and now > t and c > 0 then
         -- Add before removing: removing the only member first would delete
         -- the key, and the ZADD would make a new one without a TTL.
-        redis.call('ZADD', key, string.format('%.0f', x), s[k + 4] .. '~' .. string.format('%.0f', now))
+        redis.call('ZADD', key, string.format('%d', x), s[k + 4] .. '~' .. string.format('%d', now))
         redis.call('ZREM', key, y)
       end
     end
-  elseif alg == 'c' then
+  elseif alg == 99 then
     local start = s[k + 5]
     local e, eps = now - start, math.min(1e-9, 0.5 / a)
     if granted > 0 then
@@ -245,7 +251,7 @@ for i = 1, count do
       end
     end
   else
-    local drain = tonumber(ARGV[b + 4])
+    local drain = s[k + 10]
     if granted > 0 then
       x = x + granted * a
       left = av - granted
@@ -291,4 +297,4 @@ for i = 1, count do
   local j = 4 * i - 2
   out[j + 1], out[j + 2], out[j + 3], out[j + 4] = ok, left, retry, reset
 end
-return out
+return struct.pack('>' .. string.rep('i8', #out), unpack(out))
