@@ -21,7 +21,7 @@ func (l *Limiter) callOne(ctx context.Context, m mode, key string, lim Limit, n 
 		s = gcraScripts
 	}
 	keys := []string{base(l.cfg.prefix, key) + lim.id}
-	packed, err := l.script(ctx, s.pick(m), keys, n, m.arg(), pinned, lim.packed).Text()
+	packed, err := l.script(ctx, key, s.pick(m), keys, n, m.arg(), pinned, lim.packed).Text()
 	if err != nil {
 		return nil, l.callError(ctx, m, key, err)
 	}

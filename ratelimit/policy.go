@@ -87,7 +87,7 @@ func (l *Limiter) callPolicy(ctx context.Context, m mode, key string, p Policy, 
 		keys[i] = b + lim.id
 		args = append(args, lim.inPolicy)
 	}
-	packed, err := l.script(ctx, policyScripts.pick(m), keys, args...).Text()
+	packed, err := l.script(ctx, key, policyScripts.pick(m), keys, args...).Text()
 	if err != nil {
 		return nil, l.callError(ctx, m, key, err)
 	}
