@@ -9,6 +9,7 @@ require (
 	github.com/redis-primitives/go/election v0.1.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis-primitives/go/lock v0.1.0
+	github.com/redis-primitives/go/luascripts v0.1.0
 	github.com/redis-primitives/go/ratelimit v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/ulule/limiter/v3 v3.11.2
@@ -18,7 +19,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/redis-primitives/go/fence v0.1.0 // indirect
-	github.com/redis-primitives/go/luascripts v0.1.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

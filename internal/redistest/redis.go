@@ -40,8 +40,9 @@ type Server struct {
 	dir    string
 	args   []string
 
-	link    *Relay // set on a replica: the relay to its primary
-	ownsDir bool   // Launch made dir and Close removes it
+	link    *Relay   // set on a replica: the relay to its primary
+	ownsDir bool     // Launch made dir and Close removes it
+	wrapper []string // LaunchUnder's command that runs redis-server
 
 	mu   sync.Mutex
 	proc *Process
@@ -147,6 +148,14 @@ func startProcess(t testing.TB, bin, prefix string, extra []string) *Server {
 // not a test: the demo, the experiments, the benchmarks. The caller must
 // Close it. The process dies with the caller in any case.
 func Launch(extra ...string) (*Server, error) {
+	return LaunchUnder(nil, extra...)
+}
+
+// LaunchUnder is Launch with redis-server run by wrapper, a command and its
+// arguments to which redis-server's path and arguments are appended (for
+// example valgrind and its options). It waits up to a minute for the first
+// PING, since such a wrapper slows the server down.
+func LaunchUnder(wrapper []string, extra ...string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New(MissingRedis)
@@ -155,13 +164,26 @@ func Launch(extra ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := newProcessServer(bin, "", dir, extra)
+	s, err := newProcessServerUnder(wrapper, bin, "", dir, extra)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	s.ownsDir = true
 	return s, nil
+}
+
+// LaunchedPid returns the process id of a server that Launch or
+// LaunchUnder started: the wrapper's, which must run redis-server in its
+// own process (as valgrind does, or a shell's exec). It is 0 for a server
+// the fixture does not run.
+func (s *Server) LaunchedPid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.Pid()
 }
 
 // Close stops a server started by Launch and removes its directory.
@@ -174,13 +196,17 @@ func (s *Server) Close() error {
 }
 
 func newProcessServer(bin, prefix, dir string, extra []string) (*Server, error) {
+	return newProcessServerUnder(nil, bin, prefix, dir, extra)
+}
+
+func newProcessServerUnder(wrapper []string, bin, prefix, dir string, extra []string) (*Server, error) {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port, err := FreePort()
 		if err != nil {
 			return nil, err
 		}
-		s := &Server{kind: process, addr: "127.0.0.1:" + strconv.Itoa(port), prefix: prefix, port: port, dir: dir}
+		s := &Server{kind: process, addr: "127.0.0.1:" + strconv.Itoa(port), prefix: prefix, port: port, dir: dir, wrapper: wrapper}
 		s.args = append([]string{
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no",
@@ -199,11 +225,17 @@ func newProcessServer(bin, prefix, dir string, extra []string) (*Server, error) 
 
 // launch starts the process and waits until it answers PING.
 func (s *Server) launch(bin string) error {
-	p, err := StartProcess(bin, s.args, nil, s.dir, nil)
+	name, args, wait := bin, s.args, 10*time.Second
+	if len(s.wrapper) > 0 {
+		name = s.wrapper[0]
+		args = append(append(append([]string(nil), s.wrapper[1:]...), bin), s.args...)
+		wait = time.Minute
+	}
+	p, err := StartProcess(name, args, nil, s.dir, nil)
 	if err != nil {
 		return err
 	}
-	if err := ping(s.addr, 10*time.Second, p.Exited()); err != nil {
+	if err := ping(s.addr, wait, p.Exited()); err != nil {
 		_ = p.Kill()
 		return fmt.Errorf("%w; log: %s", err, tail(filepath.Join(s.dir, "redis.log")))
 	}

@@ -269,3 +269,36 @@ func TestStalledRelayHoldsEveryByteUntilResumed(t *testing.T) {
 		t.Fatalf("after Resume: %q, %v; want the held command's reply", got, err)
 	}
 }
+
+// make bench-server-cost runs redis-server under valgrind through
+// LaunchUnder: the wrapper must really run it (here a shell that leaves a
+// mark and execs it, so the pid stays the server's), the server must
+// answer, and LaunchedPid must name the process that Close stops.
+func TestLaunchUnderRunsRedisServerThroughTheWrapper(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip(redistest.MissingRedis)
+	}
+	mark := t.TempDir() + "/wrapped"
+	s, err := redistest.LaunchUnder([]string{"sh", "-c", "touch '" + mark + `' && exec "$0" "$@"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Fatalf("the wrapper did not run: %v", err)
+	}
+	c := redis.NewClient(s.Options())
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	pid := s.LaunchedPid()
+	if err := syscall.Kill(pid, 0); pid <= 0 || err != nil {
+		t.Fatalf("LaunchedPid %d is no running process: %v", pid, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("process %d still runs after Close", pid)
+	}
+}

@@ -22,17 +22,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/bench"
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/luascripts"
 )
 
 func main() {
@@ -57,42 +58,21 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := redistest.LaunchUnder([]string{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + filepath.Join(dir, "cg.out")})
 	if err != nil {
 		return err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	srv := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+filepath.Join(dir, "cg.out"),
-		"redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", dir)
-	srv.Stdout, srv.Stderr = nil, nil
-	if err := srv.Start(); err != nil {
+	defer srv.Close()
+	pid, addr := strconv.Itoa(srv.LaunchedPid()), srv.Addr()
+
+	ctx := context.Background()
+	c := redis.NewClient(srv.Options())
+	version, _, err := luascripts.ServerVersion(ctx, c)
+	_ = c.Close()
+	if err != nil {
 		return err
 	}
-	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	pid := strconv.Itoa(srv.Process.Pid)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-
-	deadline := time.Now().Add(time.Minute)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			_ = c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			return errors.New("redis-server under valgrind did not listen within a minute")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	ctx := context.Background()
-	ping := redis.NewClient(&redis.Options{Addr: addr})
-	defer ping.Close()
-	info, _ := ping.Info(ctx, "server").Result()
-	fmt.Printf("redis-server %s under callgrind; %d operations per case over %d keys\n\n",
-		field(info, "redis_version"), *n, *keys)
+	fmt.Printf("redis-server %s under callgrind; %d operations per case over %d keys\n\n", version, *n, *keys)
 
 	cases, closeAll := bench.CostCases(addr, "cost:", *keys)
 	defer closeAll()
@@ -116,7 +96,7 @@ func run() error {
 			}
 			after, _ := filepath.Glob(filepath.Join(dir, "cg.out.*"))
 			for _, f := range after {
-				if !contains(before, f) {
+				if !slices.Contains(before, f) {
 					return os.Rename(f, dump)
 				}
 			}
@@ -142,15 +122,6 @@ func run() error {
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // totalIr reads the instruction total of a callgrind dump ("summary:" or
 // "totals:" line).
 func totalIr(path string) (float64, error) {
@@ -173,13 +144,4 @@ func totalIr(path string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s: no totals", path)
-}
-
-func field(info, name string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
-			return v
-		}
-	}
-	return "?"
 }
