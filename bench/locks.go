@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bsm/redislock"
@@ -89,6 +90,16 @@ func redsyncLocker(c *redis.Client) locker {
 	}
 }
 
+// lockKeyBase is what goes in front of a lock's name for library lib
+// whose keys live under prefix: nothing for ours, which puts the prefix in
+// front itself (WithPrefix), the prefix for the peers.
+func lockKeyBase(lib, prefix string) string {
+	if strings.HasPrefix(lib, NameOursLock) {
+		return ""
+	}
+	return prefix
+}
+
 // lockCases builds the two lock tables: acquire+release on cfg.Keys keys
 // (one block of keys per goroutine, so uncontended) and on one key that
 // every goroutine wants.
@@ -122,10 +133,7 @@ func (r *runner) lockCases(ctx context.Context) ([]*benchCase, error) {
 		if err != nil {
 			return nil, err
 		}
-		keyBase := ""
-		if im.name != NameOursLock { // ours puts the prefix in front itself
-			keyBase = base
-		}
+		keyBase := lockKeyBase(im.name, base)
 		keys := make([]string, r.cfg.Keys)
 		for i := range keys {
 			keys[i] = keyBase + "k" + strconv.Itoa(i)

@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/lock"
@@ -38,75 +40,13 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 		return c
 	}
 	key := func(i int) string { return "k" + strconv.Itoa(i%keys) }
-	root := prefix
 	var cases []CostCase
 	add := func(name string, prepare func(context.Context) error, op func(context.Context, int) error) {
 		cases = append(cases, CostCase{Name: name, Concurrency: 1, prepare: prepare, op: op})
 	}
 	nothing := func(context.Context) error { return nil }
-
-	c := client()
-	add("PING (a round trip)", nothing, func(ctx context.Context, _ int) error { return c.Ping(ctx).Err() })
-	limit := redis.NewScript(limitScript)
-	c2 := client()
-	add("the limit: EVALSHA of one SET NX PX", func(ctx context.Context) error { return limit.Load(ctx, c2).Err() },
-		func(ctx context.Context, i int) error {
-			err := limit.EvalSha(ctx, c2, []string{root + "limit:" + key(i)}, "v", 1000).Err()
-			if err == redis.Nil { // held: SET NX set nothing
-				err = nil
-			}
-			return err
-		})
-
-	for li, lk := range []struct {
-		name string
-		make func(c *redis.Client, prefix string) (locker, error)
-	}{
-		{NameOursLock, oursLocker},
-		{NameOursLock + ", WithCounterTokens", func(c *redis.Client, prefix string) (locker, error) {
-			return oursLockerWith(c, lock.WithPrefix(prefix), lock.WithCounterTokens())
-		}},
-		{NameRedislock, func(c *redis.Client, _ string) (locker, error) { return redislockLocker(c), nil }},
-	} {
-		c := client()
-		prefix := root + "lock" + strconv.Itoa(li) + ":"
-		l, err := lk.make(c, prefix)
-		if err != nil {
-			panic(err) // the options are constants
-		}
-		kb := ""
-		if !strings.HasPrefix(lk.name, NameOursLock) {
-			kb = prefix
-		}
-		add(lk.name+": acquire+release", nothing, func(ctx context.Context, i int) error {
-			ok, err := l(ctx, kb+key(i))
-			if err == nil && !ok {
-				err = fmt.Errorf("%s: refused a free lock", lk.name)
-			}
-			return err
-		})
-		// A refused attempt: the held key is taken once, never released.
-		held := kb + "held"
-		hc := client()
-		hl, _ := lk.make(hc, prefix)
-		add(lk.name+": refused acquire", func(ctx context.Context) error {
-			_, err := hl(ctx, held) // takes and releases: the scripts are loaded
-			if err != nil {
-				return err
-			}
-			return hc.Set(ctx, heldKey(lk.name, prefix, held), "someone else", 0).Err()
-		}, func(ctx context.Context, _ int) error {
-			ok, err := hl(ctx, held)
-			if err == nil && ok {
-				err = fmt.Errorf("%s: took a held lock", lk.name)
-			}
-			return err
-		})
-	}
-
-	// Floors: each primitive's commands alone, with none of its logic,
-	// against the same kind of keys. What a script costs above its floor
-	// is its Lua; what the floor costs above a peer's is its commands.
+	// script adds a case that runs src on keys(i) with args; a nil reply
+	// (a SET NX that set nothing) is not an error.
 	script := func(name, src string, keys func(i int) []string, args ...any) {
 		c, sc := client(), redis.NewScript(src)
 		add(name, func(ctx context.Context) error { return sc.Load(ctx, c).Err() },
@@ -118,6 +58,69 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 				return err
 			})
 	}
+
+	c := client()
+	add("PING (a round trip)", nothing, func(ctx context.Context, _ int) error { return c.Ping(ctx).Err() })
+	script("the limit: EVALSHA of one SET NX PX", limitScript,
+		func(i int) []string { return []string{prefix + "limit:" + key(i)} }, "v", 1000)
+
+	// hold takes a lock as another holder would, and keeps it.
+	type hold func(ctx context.Context, c *redis.Client, prefix, name string) error
+	holdOurs := func(ctx context.Context, c *redis.Client, prefix, name string) error {
+		l, err := lock.New(c, lock.WithPrefix(prefix))
+		if err == nil {
+			_, err = l.Acquire(ctx, name, time.Hour)
+		}
+		return err
+	}
+	for li, lk := range []struct {
+		name string
+		make func(c *redis.Client, prefix string) (locker, error)
+		hold hold
+	}{
+		{NameOursLock, oursLocker, holdOurs},
+		{NameOursLock + ", WithCounterTokens", func(c *redis.Client, prefix string) (locker, error) {
+			return oursLockerWith(c, lock.WithPrefix(prefix), lock.WithCounterTokens())
+		}, holdOurs},
+		{NameRedislock, func(c *redis.Client, _ string) (locker, error) { return redislockLocker(c), nil },
+			func(ctx context.Context, c *redis.Client, _, name string) error {
+				_, err := redislock.New(c).Obtain(ctx, name, time.Hour, nil)
+				return err
+			}},
+	} {
+		c := client()
+		lp := prefix + "lock" + strconv.Itoa(li) + ":"
+		l, err := lk.make(c, lp)
+		if err != nil {
+			panic(err) // the options are constants
+		}
+		kb := lockKeyBase(lk.name, lp)
+		add(lk.name+": acquire+release", nothing, func(ctx context.Context, i int) error {
+			ok, err := l(ctx, kb+key(i))
+			if err == nil && !ok {
+				err = fmt.Errorf("%s: refused a free lock", lk.name)
+			}
+			return err
+		})
+		// A refused attempt: another holder keeps the lock for an hour.
+		held := kb + "held"
+		add(lk.name+": refused acquire", func(ctx context.Context) error {
+			if _, err := l(ctx, kb+"load"); err != nil { // loads the scripts
+				return err
+			}
+			return lk.hold(ctx, client(), lp, held)
+		}, func(ctx context.Context, _ int) error {
+			ok, err := l(ctx, held)
+			if err == nil && ok {
+				err = fmt.Errorf("%s: took a held lock", lk.name)
+			}
+			return err
+		})
+	}
+
+	// Floors: each primitive's commands alone, with none of its logic,
+	// against the same kind of keys. What a script costs above its floor
+	// is its Lua; what the floor costs above a peer's is its commands.
 	value := strings.Repeat("v", 32) + " " + strings.Repeat("o", 16) // "<id> <owner>"'s length
 	acquire, release := redis.NewScript(floorAcquire), redis.NewScript(floorRelease)
 	fc := client()
@@ -127,7 +130,7 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 		}
 		return release.Load(ctx, fc).Err()
 	}, func(ctx context.Context, i int) error {
-		k := root + "floor:lock:{" + key(i) + "}"
+		k := prefix + "floor:lock:{" + key(i) + "}"
 		if err := acquire.EvalSha(ctx, fc, []string{k, k + ":token"}, value, 10000).Err(); err != nil {
 			return err
 		}
@@ -135,17 +138,17 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 	})
 	state := strings.Repeat("s", 9) // a counter's or GCRA's packed state
 	script("floor: one limit's commands (TIME, GET, SET PX)", floorOneLimit,
-		func(i int) []string { return []string{root + "floor:one:{" + key(i) + "}"} }, state, 60000)
+		func(i int) []string { return []string{prefix + "floor:one:{" + key(i) + "}"} }, state, 60000)
 	script("floor: a policy of 2's commands (TIME, 2 GET, 2 SET PX)", floorPolicy,
 		func(i int) []string {
-			k := root + "floor:policy:{" + key(i) + "}"
+			k := prefix + "floor:policy:{" + key(i) + "}"
 			return []string{k + ":a", k + ":b"}
 		}, state, 60000, 86400000)
 	script("floor: plain sorted-set log, admitted (no guard, no wait)", plainLogSource,
-		func(i int) []string { return []string{root + "floor:log:" + key(i)} }, admitQuota.n, admitQuota.window.Microseconds())
+		func(i int) []string { return []string{prefix + "floor:log:" + key(i)} }, admitQuota.n, admitQuota.window.Microseconds())
 	// One key, 5 an hour: every call but the first five is a rejection.
 	script("floor: plain sorted-set log, rejected", plainLogSource,
-		func(i int) []string { return []string{root + "floor:log:spent"} }, rejectQuota.n, rejectQuota.window.Microseconds())
+		func(i int) []string { return []string{prefix + "floor:log:spent"} }, rejectQuota.n, rejectQuota.window.Microseconds())
 
 	for ii, im := range limiterImpls() {
 		for _, q := range []struct {
@@ -153,8 +156,7 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 			q    quota
 		}{{"admitted", admitQuota}, {"rejected", rejectQuota}} {
 			c := client()
-			prefix := root + "rl" + strconv.Itoa(ii) + ":" + q.what + ":"
-			allow, err := im.make(c, prefix, q.q)
+			allow, err := im.make(c, prefix+"rl"+strconv.Itoa(ii)+":"+q.what+":", q.q)
 			if err != nil {
 				panic(err)
 			}
@@ -195,14 +197,6 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 			_ = c.Close()
 		}
 	}
-}
-
-// heldKey is the Redis key of the lock called name in library lib.
-func heldKey(lib, prefix, name string) string {
-	if strings.HasPrefix(lib, NameOursLock) {
-		return prefix + "{" + name + "}"
-	}
-	return name
 }
 
 // RunCost runs cs: prepare, then zero(), then n operations, then done().
