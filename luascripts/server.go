@@ -46,19 +46,18 @@ type ConfigClient interface {
 // maxmemory-policy, appendonly and save (trimmed). An error the server
 // returns (an ACL without CONFIG GET) matches redis.Error.
 func Durability(ctx context.Context, c ConfigClient) (policy string, appendOnly bool, save string, err error) {
-	cfg := map[string]string{}
-	for _, p := range []string{"maxmemory-policy", "appendonly", "save"} {
+	var v [3]string
+	for i, p := range [3]string{"maxmemory-policy", "appendonly", "save"} {
 		m, err := c.ConfigGet(ctx, p).Result()
 		if err != nil {
 			return "", false, "", fmt.Errorf("CONFIG GET %s: %w", p, err)
 		}
-		v, ok := m[p]
-		if !ok {
+		var ok bool
+		if v[i], ok = m[p]; !ok {
 			return "", false, "", fmt.Errorf("CONFIG GET %s: the server did not report it", p)
 		}
-		cfg[p] = v
 	}
-	return cfg["maxmemory-policy"], cfg["appendonly"] == "yes", strings.TrimSpace(cfg["save"]), nil
+	return v[0], v[1] == "yes", strings.TrimSpace(v[2]), nil
 }
 
 // RefusedScript reports whether err is the server's NOPERM refusal of a
