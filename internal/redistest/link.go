@@ -25,6 +25,7 @@ type Relay struct {
 
 	mu      sync.Mutex
 	stalled bool
+	closed  bool // set by Close: accept drops a connection it dialed after
 	cond    *sync.Cond
 	conns   []net.Conn
 	wg      sync.WaitGroup
@@ -72,9 +73,17 @@ func (r *Relay) accept() {
 			continue
 		}
 		r.mu.Lock()
+		if r.closed {
+			// Accepted before Close stopped the listener, dialed after it
+			// dropped every connection: nothing would ever close these.
+			r.mu.Unlock()
+			in.Close()
+			out.Close()
+			return
+		}
 		r.conns = append(r.conns, in, out)
-		r.mu.Unlock()
 		r.wg.Add(2)
+		r.mu.Unlock()
 		go r.pipe(out, in)
 		go r.pipe(in, out)
 	}
@@ -121,6 +130,7 @@ func (r *Relay) setStalled(stalled bool) {
 func (r *Relay) Close() {
 	r.ln.Close()
 	r.mu.Lock()
+	r.closed = true
 	r.stalled = false
 	r.cond.Broadcast()
 	for _, c := range r.conns {

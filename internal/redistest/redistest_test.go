@@ -302,3 +302,39 @@ func TestLaunchUnderRunsRedisServerThroughTheWrapper(t *testing.T) {
 		t.Fatalf("process %d still runs after Close", pid)
 	}
 }
+
+// A connection the relay accepted just before Close and dialed onward just
+// after it must still be closed: Close once hung for good waiting for its
+// pipes (election's health test, under load). Close here races a stream of
+// dials, many times over.
+func TestRelayCloseReturnsWhileClientsAreStillConnecting(t *testing.T) {
+	s := redistest.Start(t)
+	for range 50 {
+		r := redistest.StartRelay(t, s.Addr())
+		stop := make(chan struct{})
+		dialed := make(chan struct{})
+		go func() {
+			defer close(dialed)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if c, err := net.Dial("tcp", r.Addr()); err == nil {
+					defer c.Close()
+				}
+			}
+		}()
+		time.Sleep(time.Millisecond)
+		closed := make(chan struct{})
+		go func() { r.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Relay.Close did not return within 10 s while clients were connecting")
+		}
+		close(stop)
+		<-dialed
+	}
+}
