@@ -2,49 +2,78 @@ package luascripts
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Queue adds the script to p as EVALSHA (EVALSHA_RO for a read-only script)
-// and returns its command, to be read after p.Exec.
-func (s *Script) Queue(ctx context.Context, p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {
-	if s.readOnly {
-		return p.EvalShaRO(ctx, s.sha, keys, args...)
+// queue adds the script to p and returns its command, to be read after
+// p.Exec and settle: a script that writes is sent at most once (once.go),
+// a read-only one as a plain EVALSHA_RO or EVAL_RO. source sends the text
+// (EVAL) instead of the SHA1.
+func (s *Script) queue(ctx context.Context, p redis.Pipeliner, source bool, keys []string, args []any) (*redis.Cmd, *onceArg) {
+	if !s.readOnly {
+		return s.queueOnce(ctx, p, source, keys, args)
 	}
-	return p.EvalSha(ctx, s.sha, keys, args...)
+	if source {
+		return p.EvalRO(ctx, s.src, keys, args...), nil
+	}
+	return p.EvalShaRO(ctx, s.sha, keys, args...), nil
 }
 
-// queueSource adds the script to p as EVAL (EVAL_RO for a read-only script).
-func (s *Script) queueSource(ctx context.Context, p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {
-	if s.readOnly {
-		return p.EvalRO(ctx, s.src, keys, args...)
+// settle completes a command queue returned, after p.Exec.
+func settle(o *onceArg) {
+	if o != nil {
+		o.settle()
 	}
-	return p.Eval(ctx, s.src, keys, args...)
 }
 
 // RunPipelined runs the script at the head of a pipeline that newPipeline
 // returns, followed by the commands then queues (WAIT, say, which must
-// share the script's connection), and returns the script's command. It
-// sends EVALSHA first; if the server answers NOSCRIPT, the script did not
-// run, and the whole pipeline is sent once more, in a new pipeline, with
-// EVAL, so then is called again and its commands of the first attempt are
-// to be discarded. Errors are read per command, as after p.Exec.
+// share the script's connection; then may be nil), and returns the
+// script's command. It sends EVALSHA first; if the server answers
+// NOSCRIPT, the script did not run, and the whole pipeline is sent once
+// more, in a new pipeline, with EVAL, so then is called again and its
+// commands of the first attempt are to be discarded. Errors are read per
+// command, as after p.Exec. A script that writes runs at most once, as
+// with Run.
 func (s *Script) RunPipelined(ctx context.Context, newPipeline func() redis.Pipeliner, keys []string, args []any, then func(redis.Pipeliner)) *redis.Cmd {
-	p := newPipeline()
-	cmd := s.Queue(ctx, p, keys, args...)
-	then(p)
-	_, _ = p.Exec(ctx) // errors are read per command
-	if isNoScript(cmd.Err()) {
-		p = newPipeline()
-		cmd = s.queueSource(ctx, p, keys, args...)
-		then(p)
-		_, _ = p.Exec(ctx)
+	var cmd *redis.Cmd
+	for _, source := range []bool{false, true} {
+		p := newPipeline()
+		c, o := s.queue(ctx, p, source, keys, args)
+		if then != nil {
+			then(p)
+		}
+		_, _ = p.Exec(ctx) // errors are read per command
+		settle(o)
+		if cmd = c; !isNoScript(cmd.Err()) {
+			break
+		}
 	}
-	if err := CheckVersion(cmd.Err()); err != cmd.Err() {
+	if err := deadlineError(ctx, CheckVersion(cmd.Err())); err != cmd.Err() {
 		cmd.SetErr(err)
 	}
 	return cmd
+}
+
+// deadlineError returns err wrapped with context.DeadlineExceeded when it
+// is a socket timeout at or past ctx's deadline: with
+// ContextTimeoutEnabled the socket's deadline is the context's, and may
+// fire a moment before the context says so. A pipeline reports the socket's
+// error; a call past its deadline reports the deadline.
+func deadlineError(ctx context.Context, err error) error {
+	var ne net.Error
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	return err
 }
 
 // A Call is one script call of a batch that RunBatch sends.
@@ -59,28 +88,32 @@ type Call struct {
 // EVALSHA (EVALSHA_RO for a read-only script). The calls the server
 // answers NOSCRIPT did not run; they go once more, in a second pipeline,
 // with their source, after the others. Each call's reply and error are in
-// its Cmd, wrapped with ErrRedisTooOld as Run's are.
+// its Cmd, wrapped with ErrRedisTooOld as Run's are. A call of a script
+// that writes runs at most once, as with Run.
 func RunBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []Call) {
-	p := newPipeline()
-	for i := range calls {
-		c := &calls[i]
-		c.Cmd = c.Script.Queue(ctx, p, c.Keys, c.Args...)
-	}
-	_, _ = p.Exec(ctx) // errors are read per command
-	var again redis.Pipeliner
-	for i := range calls {
-		c := &calls[i]
-		if !isNoScript(c.Cmd.Err()) {
-			continue
+	send := func(source bool, pick func(*Call) bool) {
+		var p redis.Pipeliner
+		var onces []*onceArg
+		for i := range calls {
+			if c := &calls[i]; pick(c) {
+				if p == nil {
+					p, onces = newPipeline(), make([]*onceArg, 0, len(calls)-i)
+				}
+				var o *onceArg
+				c.Cmd, o = c.Script.queue(ctx, p, source, c.Keys, c.Args)
+				onces = append(onces, o)
+			}
 		}
-		if again == nil {
-			again = newPipeline()
+		if p == nil {
+			return
 		}
-		c.Cmd = c.Script.queueSource(ctx, again, c.Keys, c.Args...)
+		_, _ = p.Exec(ctx) // errors are read per command
+		for _, o := range onces {
+			settle(o)
+		}
 	}
-	if again != nil {
-		_, _ = again.Exec(ctx)
-	}
+	send(false, func(*Call) bool { return true })
+	send(true, func(c *Call) bool { return isNoScript(c.Cmd.Err()) })
 	for i := range calls {
 		if err := CheckVersion(calls[i].Cmd.Err()); err != calls[i].Cmd.Err() {
 			calls[i].Cmd.SetErr(err)

@@ -55,9 +55,18 @@ func (s *Script) ReadOnly() bool { return s.readOnly }
 
 // Run executes the script: EVALSHA first, and EVAL only if the server does not
 // have the script cached. Any other error is returned as it is, wrapped with
-// ErrRedisTooOld when a server older than 7.0 refused the call; Run never
-// retries a script that may have run.
+// ErrRedisTooOld when a server older than 7.0 refused the call.
+//
+// A script that writes runs at most once per call: it is sent through a
+// pipeline of its own (every go-redis client has Pipeline), and go-redis's
+// retries never send it a second time once it may have run (see once.go);
+// such a call ends with ErrReplyLost instead. A read-only script, which
+// changes nothing, is sent as a plain command and retried as go-redis
+// retries any command. So is a script on a client without Pipeline.
 func (s *Script) Run(ctx context.Context, c Client, keys []string, args ...any) *redis.Cmd {
+	if p, ok := c.(pipeliner); ok && !s.readOnly {
+		return s.RunPipelined(ctx, p.Pipeline, keys, args, nil)
+	}
 	var cmd *redis.Cmd
 	if s.readOnly {
 		cmd = c.EvalShaRO(ctx, s.sha, keys, args...)
@@ -75,6 +84,11 @@ func (s *Script) Run(ctx context.Context, c Client, keys []string, args ...any) 
 		cmd.SetErr(err)
 	}
 	return cmd
+}
+
+// A pipeliner is a client that can pipeline: every go-redis client.
+type pipeliner interface {
+	Pipeline() redis.Pipeliner
 }
 
 // isNoScript reports whether err is the server's NOSCRIPT reply, the only

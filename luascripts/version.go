@@ -17,7 +17,7 @@ var ErrRedisTooOld = errors.New("needs Redis 7.0 or later")
 // CheckVersion returns err wrapped with ErrRedisTooOld when it is how a
 // server older than 7.0 refuses a script call, and err unchanged otherwise.
 // Run and RunPipelined apply it; a caller that queues scripts on a pipeline
-// of its own (Queue) applies it to each command's error.
+// of its own applies it to each command's error.
 func CheckVersion(err error) error {
 	if err == nil || errors.Is(err, ErrRedisTooOld) {
 		return err
