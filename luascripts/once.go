@@ -44,14 +44,18 @@ import (
 // effect, as with a call that timed out.
 var ErrReplyLost = errors.New("the connection failed after the script was sent; not sent again, since it may have run")
 
-// noScript is a SHA1 digest no script has: EVALSHA of it runs nothing.
-const noScript = "0000000000000000000000000000000000000000"
+// The no-ops: EVALSHA of a SHA1 digest no script has runs nothing (the
+// server answers NOSCRIPT), and EVAL of noopSource nothing but itself.
+var (
+	noScript   = []byte("0000000000000000000000000000000000000000")
+	noopSource = []byte("return false")
+)
 
 // An onceArg is the script argument of a call sent at most once (see
 // above). A Script makes one per command; it is used by that command's
 // goroutine only.
 type onceArg struct {
-	script, noop string // what the first send carries, and what any later one
+	script, noop []byte // what the first send carries, and what any later one
 	cmd          *redis.Cmd
 	state        int
 	reply        any   // onceAnswered: the reply of the send that ran
@@ -71,23 +75,23 @@ func (o *onceArg) MarshalBinary() ([]byte, error) {
 	switch o.state {
 	case onceUnsent:
 		o.state = onceSent
-		return []byte(o.script), nil
+		return o.script, nil
 	case onceSent:
 		switch err := o.cmd.Err(); {
 		case err == nil && o.cmd.Val() != nil, err == redis.Nil:
 			o.state, o.reply, o.err = onceAnswered, o.cmd.Val(), err
 		case notRun(err):
 			o.cmd.SetErr(nil) // so that this send's failure is not read as the last one's refusal
-			return []byte(o.script), nil
+			return o.script, nil
 		default:
 			o.state, o.err = onceLost, err
 		}
 	}
-	return []byte(o.noop), nil
+	return o.noop, nil
 }
 
 // String is what go-redis prints for the argument (in a command's String).
-func (o *onceArg) String() string { return o.script }
+func (o *onceArg) String() string { return string(o.script) }
 
 // settle puts the outcome of the call into its command, once the pipeline
 // that carried it has returned.
@@ -126,12 +130,9 @@ func notRun(err error) bool {
 // (EVALSHA) or, when source is set, its text (EVAL). settle must be
 // called on the returned argument after p.Exec.
 func (s *Script) queueOnce(ctx context.Context, p redis.Pipeliner, source bool, keys []string, args []any) (*redis.Cmd, *onceArg) {
-	name, o := "evalsha", &onceArg{script: s.sha, noop: noScript}
+	name, o := "evalsha", &onceArg{script: s.wire[0], noop: noScript}
 	if source {
-		name, o.script, o.noop = "eval", s.src, "return false"
-	}
-	if s.readOnly {
-		name += "_ro"
+		name, o.script, o.noop = "eval", s.wire[1], noopSource
 	}
 	all := make([]any, 0, 3+len(keys)+len(args))
 	all = append(all, name, o, len(keys))

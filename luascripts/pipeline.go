@@ -12,16 +12,20 @@ import (
 
 // queue adds the script to p and returns its command, to be read after
 // p.Exec and settle: a script that writes is sent at most once (once.go),
-// a read-only one as a plain EVALSHA_RO or EVAL_RO. source sends the text
+// a read-only or idempotent one as a plain command. source sends the text
 // (EVAL) instead of the SHA1.
 func (s *Script) queue(ctx context.Context, p redis.Pipeliner, source bool, keys []string, args []any) (*redis.Cmd, *onceArg) {
-	if !s.readOnly {
+	switch {
+	case !s.retried:
 		return s.queueOnce(ctx, p, source, keys, args)
-	}
-	if source {
+	case s.readOnly && source:
 		return p.EvalRO(ctx, s.src, keys, args...), nil
+	case s.readOnly:
+		return p.EvalShaRO(ctx, s.sha, keys, args...), nil
+	case source:
+		return p.Eval(ctx, s.src, keys, args...), nil
 	}
-	return p.EvalShaRO(ctx, s.sha, keys, args...), nil
+	return p.EvalSha(ctx, s.sha, keys, args...), nil
 }
 
 // settle completes a command queue returned, after p.Exec.
@@ -66,8 +70,10 @@ func (s *Script) RunPipelined(ctx context.Context, newPipeline func() redis.Pipe
 // fire a moment before the context says so. A pipeline reports the socket's
 // error; a call past its deadline reports the deadline.
 func deadlineError(ctx context.Context, err error) error {
-	var ne net.Error
-	if err == nil || errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
+	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if ne := net.Error(nil); !errors.As(err, &ne) || !ne.Timeout() {
 		return err
 	}
 	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {

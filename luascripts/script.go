@@ -23,13 +23,18 @@ type Script struct {
 	name     string
 	src      string
 	sha      string
+	wire     [2][]byte // what an EVALSHA and an EVAL of it carry: sha, src
 	readOnly bool
+	// retried: the script may run twice for one call, so go-redis may
+	// send it again as it sends any command (see once.go).
+	retried bool
 }
 
 // New returns a Script for src. The name only labels it in errors and tests.
 func New(name, src string) *Script {
 	sum := sha1.Sum([]byte(src))
-	return &Script{name: name, src: src, sha: hex.EncodeToString(sum[:])}
+	sha := hex.EncodeToString(sum[:])
+	return &Script{name: name, src: src, sha: sha, wire: [2][]byte{[]byte(sha), []byte(src)}}
 }
 
 // NewReadOnly returns a Script that is run with EVALSHA_RO and EVAL_RO, so
@@ -37,7 +42,18 @@ func New(name, src string) *Script {
 // The script must carry the no-writes flag (#!lua flags=no-writes).
 func NewReadOnly(name, src string) *Script {
 	s := New(name, src)
-	s.readOnly = true
+	s.readOnly, s.retried = true, true
+	return s
+}
+
+// NewIdempotent returns a Script that writes and may run twice for one call
+// with the effect and the reply of running once (it recognises its own
+// earlier run, as lock's acquire does by the acquisition's id), so that
+// go-redis may send it again after a failed connection, as it sends any
+// command, instead of the call ending with ErrReplyLost.
+func NewIdempotent(name, src string) *Script {
+	s := New(name, src)
+	s.retried = true
 	return s
 }
 
@@ -61,10 +77,11 @@ func (s *Script) ReadOnly() bool { return s.readOnly }
 // pipeline of its own (every go-redis client has Pipeline), and go-redis's
 // retries never send it a second time once it may have run (see once.go);
 // such a call ends with ErrReplyLost instead. A read-only script, which
-// changes nothing, is sent as a plain command and retried as go-redis
-// retries any command. So is a script on a client without Pipeline.
+// changes nothing, and an idempotent one are sent as plain commands and
+// retried as go-redis retries any command. So is a script on a client
+// without Pipeline.
 func (s *Script) Run(ctx context.Context, c Client, keys []string, args ...any) *redis.Cmd {
-	if p, ok := c.(pipeliner); ok && !s.readOnly {
+	if p, ok := c.(pipeliner); ok && !s.retried {
 		return s.RunPipelined(ctx, p.Pipeline, keys, args, nil)
 	}
 	var cmd *redis.Cmd
