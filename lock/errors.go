@@ -51,6 +51,13 @@ var (
 	// later. Preflight reports the server's version before any call. It is
 	// the same error as fence.ErrRedisTooOld and ratelimit.ErrRedisTooOld.
 	ErrRedisTooOld = luascripts.ErrRedisTooOld
+	// ErrReplyLost is matched by the error of a call whose connection
+	// failed after it was sent: go-redis would send it again, and it is
+	// not, since it may have run (an acquire is then released in the
+	// background by its own id, as after a timeout; a release or an extend
+	// may or may not have happened). It is the same error as
+	// fence.ErrReplyLost and ratelimit.ErrReplyLost.
+	ErrReplyLost = luascripts.ErrReplyLost
 )
 
 // HeldError is the error Acquire returns when the name is held. It carries

@@ -12,7 +12,9 @@ import (
 //go:embed extend.lua
 var extendSource string
 
-var extendScript = luascripts.New("lock/extend.lua", extendSource)
+// extendScript may run twice for one call: a second run gives the lock the
+// same TTL again, and answers as the first did.
+var extendScript = luascripts.NewIdempotent("lock/extend.lua", extendSource)
 
 // Extend sets the lease's TTL to ttl, counted from now, if and only if
 // lease still holds the lock. It never recreates an expired lock and never

@@ -31,7 +31,6 @@ type Lease struct {
 
 	keys  [2]string // the lock's key and its counter's: the scripts' KEYS
 	value string    // "<id> <owner>": what the lock holds while this lease has it
-	ttlMS int64     // TTL in ms, the acquire script's ARGV[1]
 
 	acquiredAt time.Time // RequestedAt of the acquire, which Extend does not move: for Event.HeldFor
 }

@@ -19,8 +19,10 @@ var releaseScript = luascripts.New("lock/release.lua", releaseSource)
 // protected by the lock (only by the fencing token). A release wakes the
 // name's AcquireWait callers at once.
 //
-// go-redis retries a command after some network errors; a retried release
-// that had already run reports false.
+// A release whose connection failed after it was sent is not sent again
+// by go-redis's retries, since it may have run (a second run would report
+// false after releasing): it returns an error matching ErrReplyLost, and
+// the lock is released or expires with its TTL.
 func (l *Locker) Release(ctx context.Context, lease *Lease) (bool, error) {
 	if err := checkLease(lease); err != nil {
 		return false, err
@@ -29,7 +31,7 @@ func (l *Locker) Release(ctx context.Context, lease *Lease) (bool, error) {
 	if l.cfg.on() {
 		start = time.Now()
 	}
-	n, err := releaseScript.Run(ctx, l.client, lease.keys[:1], &lease.value).Int()
+	n, err := releaseScript.Run(ctx, l.client, lease.keys[:1], lease.value).Int()
 	if err != nil {
 		err = wrap(ctx, "release", lease.Name, err)
 	}

@@ -1,5 +1,5 @@
 -- Compare-and-delete: delete the lock only if it is still this acquisition's,
--- and tell waiters at once if one marked it (see lock_acquire.lua).
+-- and tell waiters at once if one marked it (see acquire.lua).
 -- KEYS[1] the lock   ARGV[1] "<id> <owner>" of the acquisition
 -- The release channel is KEYS[1] .. ':released': a channel, not a key, so
 -- building it here moves nothing out of the call's slot.
