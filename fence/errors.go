@@ -42,6 +42,12 @@ var (
 	// than 7.0 refused (EVALSHA_RO, script flags): fence needs Redis 7.0 or
 	// later. It is the same error as lock.ErrRedisTooOld.
 	ErrRedisTooOld = luascripts.ErrRedisTooOld
+	// ErrReplyLost is matched by the error of a write whose connection
+	// failed after it was sent: go-redis would send it again, and it is
+	// not, since it may have run. The write may or may not have landed, as
+	// with one that timed out: read the key (or Highest) again. It is the
+	// same error as lock.ErrReplyLost.
+	ErrReplyLost = luascripts.ErrReplyLost
 )
 
 // StaleError is the error a fenced write returns when it was refused. It
