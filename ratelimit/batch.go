@@ -115,15 +115,6 @@ type batchCall struct {
 	wake   chan struct{} // one send: done, or leading
 }
 
-// script runs s for one decision on the user key key: directly, or
-// batched in key's lane.
-func (l *Limiter) script(ctx context.Context, key string, s *luascripts.Script, keys []string, args ...any) *redis.Cmd {
-	if l.batch == nil {
-		return s.Run(ctx, l.client, keys, args...)
-	}
-	return l.batch.lane(key).do(ctx, s, keys, args)
-}
-
 // errCmd is a command that failed with err without being sent.
 func errCmd(ctx context.Context, err error) *redis.Cmd {
 	cmd := redis.NewCmd(ctx)

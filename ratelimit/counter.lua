@@ -1,17 +1,15 @@
 -- counter.lua: the read-only variant (Peek) is this file with this first line replaced by the no-writes flag.
 -- Sliding-window counter, one limit: decides n requests and, unless the mode
--- is 'peek', consumes them when admitted. State layout: see keys.go.
+-- is 'peek', consumes them when admitted.
 --
 -- KEYS[1]  the limit's state: a string packing t, the latest time decided at
 --          (the monotonic guard, 7 bytes), then c, the count of t's bucket,
 --          and p, the count of the bucket before (w bytes each, w as small
 --          as the larger count allows). The bucket index is floor(t / window).
--- ARGV[1]  n; ARGV[2] mode: 'allow' (all n or none), 'take' (up to n) or
---          'peek'; ARGV[3] a pinned time in µs or '' (the server's TIME);
---          ARGV[4] capacity, window in µs and 0, packed big-endian in 8
---          bytes each (Limit.packed in Go).
--- Reply:   granted, allowed (0/1), remaining, retry-after µs and reset-after
---          µs, packed big-endian in 8 bytes each (decodeInts in Go).
+-- ARGV     every script's (wire.go): n, mode, a pinned time or '', then
+--          the limit: 'c', capacity, window in µs and 0.
+-- Reply:   every script's (wire.go), for a policy of one: granted, allowed,
+--          then allowed, remaining, retry-after µs and reset-after µs.
 --
 -- The limit's numbers come packed and the reply goes packed: a table reply
 -- and text numbers cost the server more (parsing and printing numbers, a
@@ -19,7 +17,7 @@
 --
 -- Flat on purpose: no function or table is built per call.
 local n, mode = tonumber(ARGV[1]), ARGV[2]
-local cap, win = struct.unpack('>I8I8I8', ARGV[4])
+local cap, win = struct.unpack('>I8I8I8', ARGV[4], 2)
 local now
 if ARGV[3] ~= '' then
   now = tonumber(ARGV[3])
@@ -74,7 +72,7 @@ if granted > 0 then
   local reset = 2 * win - e
   redis.call('SET', KEYS[1], struct.pack('>I7I' .. w .. 'I' .. w, now, cur, prev), 'PX', math.ceil(reset / 1000))
   avail = math.max(math.floor(cap - prev * (win - e) / win - cur + eps), 0)
-  return struct.pack('>i8i8i8i8i8', granted, 1, avail, 0, reset)
+  return struct.pack('>i8i8i8i8i8i8', granted, 1, 1, avail, 0, reset)
 end
 
 local need = n
@@ -88,7 +86,7 @@ elseif prev > 0 then
   reset = win - e
 end
 if avail >= need then -- only a peek gets here with room
-  return struct.pack('>i8i8i8i8i8', 0, 1, avail, 0, reset)
+  return struct.pack('>i8i8i8i8i8i8', 0, 1, 1, avail, 0, reset)
 end
 
 -- The wait: a closed-form guess, then corrected by a µs or two for float
@@ -122,4 +120,4 @@ end
 if mode ~= 'peek' and now > t and cur + prev > 0 then
   redis.call('SET', KEYS[1], struct.pack(fmt, now, cur, prev), 'KEEPTTL')
 end
-return struct.pack('>i8i8i8i8i8', 0, 0, avail, d, reset)
+return struct.pack('>i8i8i8i8i8i8', 0, 0, 0, avail, d, reset)

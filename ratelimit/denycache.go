@@ -2,140 +2,168 @@ package ratelimit
 
 import (
 	"container/list"
+	"strings"
 	"sync"
 	"time"
 )
 
 // A denyCache remembers rejections until their RetryAfter, so that further
 // calls on the same key and rule are answered without a round trip (see
-// WithDenyCache). It is exact because a rejected key cannot be admitted
-// before its RetryAfter by anything other calls do: they only consume.
-// Bounded: at most size entries, the least recently used evicted first; no
-// goroutine, expired entries are dropped when met.
+// WithDenyCache). It caches only a rejection in which every limit has
+// nothing left: no request of any rule can change such a limit (each
+// would be rejected by it and consume nothing), so until the first of
+// them may admit again every field of the answer changes only with time.
+// Bounded: at most size entries, the least recently used evicted first;
+// memory grows with the entries, not with size. No goroutine: expired
+// entries are dropped when met.
 type denyCache struct {
-	mu    sync.Mutex
-	size  int
-	items map[string]*list.Element
-	order list.List // front: most recently used; values are *denial
+	mu   sync.Mutex
+	size int
+	keys map[string]map[string]*list.Element // user key → rule name → entry
+	lru  list.List                           // *denial, most recently used first
 }
 
-// A denial is a rejected decision as the server replied it, in µs, with
-// the time it was made, so a later answer is the reply shifted by the time
-// since: every wait in it shrinks by as much, and nothing else changes
-// until the entry expires.
+// A denial is a rejection as the server replied it, with the time its
+// reply arrived: an answer at a later time is the reply with every wait
+// shorter by the time since. The server decided before the reply arrived,
+// so the waits so measured are never shorter than the server's; longer by
+// at most the reply's time in flight.
 type denial struct {
-	id    string
-	at    time.Time // when the decision was made (sent, on the real clock)
-	until time.Time // at + the earliest time any field would change
-	reply []int64   // the script's reply
+	key, rule string
+	ids       []string  // the rule's limits' ids
+	at        time.Time // when the reply arrived (or the pinned time)
+	until     time.Time // at + the earliest wait: then one limit may admit
+	reply     reply
 }
 
 func newDenyCache(size int) *denyCache {
-	return &denyCache{size: size, items: make(map[string]*list.Element, size)}
+	return &denyCache{size: size, keys: map[string]map[string]*list.Element{}}
 }
 
-// get returns the reply the server would give at now, shifted from the
-// cached one, or false.
-func (c *denyCache) get(id string, now time.Time) ([]int64, bool) {
+// ruleName names r in the cache: a Limit and a Policy of that one limit
+// reply differently and never share an entry, and ids never hold a comma.
+func ruleName(r Rule) string {
+	if lim, ok := r.(Limit); ok {
+		return "L" + lim.id
+	}
+	var b strings.Builder
+	b.WriteByte('P')
+	for i, lim := range r.(Policy) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(lim.id)
+	}
+	return b.String()
+}
+
+// get returns the reply the server would give at now to a call of one
+// request on key under the rule named rule, or false.
+func (c *denyCache) get(key, rule string, now time.Time) (reply, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.items[id]
+	e, ok := c.keys[key][rule]
 	if !ok {
-		return nil, false
+		return reply{}, false
 	}
 	d := e.Value.(*denial)
 	if !now.Before(d.until) {
-		c.order.Remove(e)
-		delete(c.items, id)
-		return nil, false
+		c.remove(e)
+		return reply{}, false
 	}
-	c.order.MoveToFront(e)
-	return shiftReply(d.reply, now.Sub(d.at).Microseconds()), true
+	c.lru.MoveToFront(e)
+	return d.reply.after(now.Sub(d.at).Microseconds()), true
 }
 
-// put remembers a rejection decided at at, for as long as its answer is
-// predictable.
-func (c *denyCache) put(id string, at time.Time, reply []int64) {
-	life, ok := stableFor(reply)
-	if !ok || life <= 0 {
-		return
-	}
-	d := &denial{id: id, at: at, until: at.Add(time.Duration(life) * time.Microsecond), reply: reply}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.items[id]; ok {
-		e.Value = d
-		c.order.MoveToFront(e)
-		return
-	}
-	if c.order.Len() >= c.size {
-		old := c.order.Back()
-		c.order.Remove(old)
-		delete(c.items, old.Value.(*denial).id)
-	}
-	c.items[id] = c.order.PushFront(d)
-}
-
-// The replies cached are the single-limit layout { granted, allowed,
-// remaining, retry µs, reset µs } and the policy layout { granted,
-// allowed, then per limit: allowed, remaining, retry µs, reset µs }: both
-// are two fields, then groups of (allowed, remaining, retry, reset) — the
-// single layout is one group without its allowed, read here as allowed 0.
-
-// groups calls f with the index of each limit's remaining in reply.
-func groups(reply []int64, f func(rem int)) {
-	if len(reply) == 5 {
-		f(2)
-		return
-	}
-	for j := 2; j+3 < len(reply); j += 4 {
-		f(j + 1)
-	}
-}
-
-// stableFor reports how long, in µs, every field of a rejection with need
-// 1 stays what shifting its times gives: until the first limit that
-// rejects may admit one. That holds for a limit with nothing left
-// (remaining 0: its waits shrink with time, and it stays at 0 until its own
-// retry) and for one untouched (reset 0: it stays full); a limit partly
-// used can regain one at an instant the reply does not say, so a reply
-// with one is not cached.
-func stableFor(reply []int64) (int64, bool) {
-	if len(reply) < 5 || reply[1] != 0 {
-		return 0, false
-	}
-	life, ok := int64(-1), true
-	groups(reply, func(rem int) {
-		retry, reset := reply[rem+1], reply[rem+2]
-		switch {
-		case reply[rem] == 0 && retry > 0:
-			if life < 0 || retry < life {
-				life = retry
-			}
-		case reset == 0:
-		default:
-			ok = false
+// put remembers rejection r of key under rule (of limits lims), whose
+// reply arrived at at, if it is one the cache can answer for.
+func (c *denyCache) put(key, rule string, lims []Limit, at time.Time, r reply) {
+	wait := int64(-1)
+	for _, l := range r.limits {
+		if l.remaining != 0 || l.retry <= 0 {
+			return // a limit with room, or no wait: not predictable
 		}
-	})
-	return life, ok && life > 0
-}
-
-// shiftReply returns reply as the server would give it us µs later.
-func shiftReply(reply []int64, us int64) []int64 {
-	out := append([]int64(nil), reply...)
-	groups(out, func(rem int) {
-		out[rem+1] = max(out[rem+1]-us, 0)
-		out[rem+2] = max(out[rem+2]-us, 0)
-	})
-	return out
-}
-
-// forget drops id's entry, if any.
-func (c *denyCache) forget(id string) {
+		if wait < 0 || l.retry < wait {
+			wait = l.retry
+		}
+	}
+	if wait <= 0 {
+		return
+	}
+	d := &denial{key: key, rule: rule, at: at, until: at.Add(time.Duration(wait) * time.Microsecond), reply: r}
+	d.ids = make([]string, len(lims))
+	for i, l := range lims {
+		d.ids[i] = l.id
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.items[id]; ok {
-		c.order.Remove(e)
-		delete(c.items, id)
+	if e, ok := c.keys[key][rule]; ok {
+		e.Value = d
+		c.lru.MoveToFront(e)
+		return
 	}
+	if c.lru.Len() >= c.size {
+		c.remove(c.lru.Back())
+	}
+	rules := c.keys[key]
+	if rules == nil {
+		rules = map[string]*list.Element{}
+		c.keys[key] = rules
+	}
+	rules[rule] = c.lru.PushFront(d)
+}
+
+// forgetKey drops every entry of key, under any rule (this Limiter's Reset).
+func (c *denyCache) forgetKey(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.keys[key] {
+		c.remove(e)
+	}
+}
+
+// forgetLimits drops the entries of key under a rule that holds one of
+// lims: a call that just consumed from them proved those entries stale.
+func (c *denyCache) forgetLimits(key string, lims []Limit) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.keys[key] {
+		for _, id := range e.Value.(*denial).ids {
+			if hasID(lims, id) {
+				c.remove(e)
+				break
+			}
+		}
+	}
+}
+
+func hasID(lims []Limit, id string) bool {
+	for _, l := range lims {
+		if l.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// remove drops entry e. The caller holds c.mu.
+func (c *denyCache) remove(e *list.Element) {
+	d := c.lru.Remove(e).(*denial)
+	rules := c.keys[d.key]
+	delete(rules, d.rule)
+	if len(rules) == 0 {
+		delete(c.keys, d.key)
+	}
+}
+
+// after returns r as the server would give it us µs later, while no
+// limit of it may admit: every wait shorter by us, nothing else changed.
+func (r reply) after(us int64) reply {
+	out := r
+	out.limits = make([]limitReply, len(r.limits))
+	for i, l := range r.limits {
+		l.retry, l.reset = max(l.retry-us, 0), max(l.reset-us, 0)
+		out.limits[i] = l
+	}
+	return out
 }

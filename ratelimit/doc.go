@@ -28,7 +28,8 @@
 // Limits combine in a Policy (say 10 per second and 1000 per day), checked
 // and consumed in one script: a request counts against every limit or none,
 // and Result.Limit names the one that bound. A single Limit runs its
-// algorithm's own script, a Policy one script for any mix.
+// algorithm's own script, a Policy one script for any mix; both take the
+// same arguments and give the same reply.
 //
 // Limiter.Preflight is a start-up check: it reports the server's version
 // and the commands the ACL user may not run on the Limiter's keys.
@@ -92,6 +93,14 @@
 //   - Every key written has a TTL on every path, rejections included.
 //   - All keys of one call share the hash tag {key}, so it runs on Redis
 //     Cluster.
+//   - A call is decided at most once, with the client's default options.
+//     go-redis sends a command again after its connection fails
+//     (MaxRetries); a decision that may have run is never sent again, and
+//     the call returns an error matching ErrReplyLost instead. Under
+//     connections killed while calls are in flight, what the server counted
+//     lies between what callers were told was admitted and that plus the
+//     calls that returned an error
+//     (TestEveryCallIsCountedOnceWhenGoRedisResendsItAfterAKilledConnection).
 //
 // # Not guaranteed
 //
@@ -108,9 +117,10 @@
 //     Options.ContextTimeoutEnabled set; otherwise a stalled server holds a
 //     call for the client's ReadTimeout.
 //   - That a call which returned an error consumed nothing. A call whose
-//     context ended (or whose connection was lost) may already be queued
-//     on the server, and runs when a frozen or slow server wakes: it
-//     consumes quota although the caller got context.DeadlineExceeded
+//     context ended (or whose connection was lost: ErrReplyLost) may
+//     already be queued on the server, and runs when a frozen or slow
+//     server wakes: it consumes quota although the caller got
+//     context.DeadlineExceeded
 //     (TestAllowThatTimedOutOnAFrozenServerStillConsumesQuotaOnceItWakes).
 //
 // # Changing a limit on deploy

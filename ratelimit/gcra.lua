@@ -5,17 +5,15 @@
 -- their greatest common divisor). Capacity is the burst; Go checks
 -- capacity × unit < 2^53, so every value is an exact integer and every
 -- wait exact. Decides n requests and, unless the mode is 'peek', consumes
--- them when admitted. State layout: see keys.go.
+-- them when admitted.
 --
 -- KEYS[1]  the limit's state: a string packing t (the latest time decided
 --          at, the monotonic guard and the stamp of q, 7 bytes) and q
 --          (w bytes, as few as q needs).
--- ARGV[1]  n; ARGV[2] mode: 'allow' (all n or none), 'take' (up to n) or
---          'peek'; ARGV[3] a pinned time in µs or '' (the server's TIME);
---          ARGV[4] capacity (the burst), unit and drain, packed big-endian
---          in 8 bytes each (Limit.packed in Go).
--- Reply:   granted, allowed (0/1), remaining, retry-after µs and reset-after
---          µs, packed big-endian in 8 bytes each (decodeInts in Go).
+-- ARGV     every script's (wire.go): n, mode, a pinned time or '', then
+--          the limit: 'g', capacity (the burst), unit and drain.
+-- Reply:   every script's (wire.go), for a policy of one: granted, allowed,
+--          then allowed, remaining, retry-after µs and reset-after µs.
 --
 -- The limit's numbers come packed and the reply goes packed: a table reply
 -- and text numbers cost the server more (parsing and printing numbers, a
@@ -25,7 +23,7 @@
 -- through floats and are corrected where the quotient rounds across an
 -- integer (values stay below 2^53).
 local n, mode = tonumber(ARGV[1]), ARGV[2]
-local cap, unit, drain = struct.unpack('>I8I8I8', ARGV[4])
+local cap, unit, drain = struct.unpack('>I8I8I8', ARGV[4], 2)
 local now
 if ARGV[3] ~= '' then
   now = tonumber(ARGV[3])
@@ -81,7 +79,7 @@ if granted > 0 then
     w = w + 1
   end
   redis.call('SET', KEYS[1], struct.pack('>I7I' .. w, now, q), 'PX', math.ceil(reset / 1000))
-  return struct.pack('>i8i8i8i8i8', granted, 1, avail, 0, reset)
+  return struct.pack('>i8i8i8i8i8i8', granted, 1, 1, avail, 0, reset)
 end
 
 local need = n
@@ -89,7 +87,7 @@ if mode == 'take' then
   need = 1
 end
 if avail >= need then -- only a peek gets here with room
-  return struct.pack('>i8i8i8i8i8', 0, 1, avail, 0, reset)
+  return struct.pack('>i8i8i8i8i8i8', 0, 1, 1, avail, 0, reset)
 end
 -- The backlog must fall to what leaves room for need: ceil(excess / drain).
 local excess = q - (cap - need) * unit
@@ -109,4 +107,4 @@ end
 if mode ~= 'peek' and now > t and q > 0 then
   redis.call('SET', KEYS[1], struct.pack(fmt, now, q), 'KEEPTTL')
 end
-return struct.pack('>i8i8i8i8i8', 0, 0, avail, d, reset)
+return struct.pack('>i8i8i8i8i8i8', 0, 0, 0, avail, d, reset)

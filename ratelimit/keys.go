@@ -2,26 +2,12 @@ package ratelimit
 
 import (
 	"strconv"
-	"strings"
 	"time"
 )
 
 // The key layout is stated once, in the package documentation ("Keys");
-// this file builds it.
-
-// base returns the part of every key of a call that the user's key
-// determines: the prefix, then the key in its hash tag ("ratelimit:{user:42}:").
-// All keys of one call share the hash tag, so Redis Cluster puts them in
-// one slot and one script may touch them all.
-func base(prefix, key string) string {
-	return prefix + "{" + tagEscaper.Replace(key) + "}:"
-}
-
-// tagEscaper keeps a user's key from ending or emptying the hash tag it is
-// placed in ("}" would give the tag "{}", which Redis ignores, scattering
-// the call's keys over slots). Escaping '%' as well keeps it one-to-one, so
-// distinct keys keep distinct limits.
-var tagEscaper = strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D")
+// this file names a limit's state, and wire.go puts a call's keys
+// together (base).
 
 // limitID names a limit's state after the user's key: the algorithm's
 // letter, n, the window, and for GCRA the burst ("c100:1m", "l5:1h",
@@ -35,19 +21,6 @@ func limitID(alg Algorithm, n int, window time.Duration, burst int) string {
 		id += ":" + strconv.Itoa(burst)
 	}
 	return id
-}
-
-// letter is an algorithm's letter in key names and in the policy script's
-// arguments.
-func (a Algorithm) letter() string {
-	switch a {
-	case AlgorithmSlidingLog:
-		return "l"
-	case AlgorithmSlidingCounter:
-		return "c"
-	default:
-		return "g"
-	}
 }
 
 // shortDuration writes d, truncated to the microsecond, in the largest

@@ -8,8 +8,8 @@ import (
 
 // Two lanes each keep one batch in flight, so a key's order holds only if
 // every call on the key goes through one lane (the lane is chosen from the
-// user key alone, which callOne and callPolicy pass, whatever the limits);
-// and the lanes only overlap if keys spread over both.
+// user key alone, whatever the limits); and the lanes only overlap if keys
+// spread over both.
 func TestBatchingSendsEveryCallOfAKeyThroughOneLaneAndSpreadsKeys(t *testing.T) {
 	b := &batcher{seed: maphash.MakeSeed()}
 	used := [2]int{}

@@ -1,7 +1,6 @@
 package ratelimit
 
 import (
-	"encoding/binary"
 	"fmt"
 	"time"
 )
@@ -34,18 +33,9 @@ type Limit struct {
 	window time.Duration
 	burst  int
 	name   string
-	// Set by the constructors from the parameters: the name of the limit's
-	// state after the user's key (see limitID) and the two numbers its
-	// script counts with (see fix).
-	id   string
-	a, b int64
-	// The script's capacity, a and b, packed once and boxed once (boxed
-	// per call, numbers cost 4 allocs/op more; make bench, counter: 20 vs
-	// 16): packed, big-endian in 8 bytes each, as the limit's own script
-	// takes them; inPolicy, the same after the algorithm's letter, as
-	// policy.lua takes them.
-	packed   any
-	inPolicy any
+	// id names the limit's state after the user's key (see limitID), set
+	// by the constructors: built per call, it costs 4 allocs/op more.
+	id string
 }
 
 // SlidingLog allows n requests in any window, exactly: at no instant have
@@ -53,7 +43,7 @@ type Limit struct {
 // with n (one sorted-set member per admitted request), so use it for limits
 // up to the hundreds or low thousands.
 func SlidingLog(n int, window time.Duration) Limit {
-	return Limit{alg: AlgorithmSlidingLog, n: n, window: window}.fix()
+	return Limit{alg: AlgorithmSlidingLog, n: n, window: window}.withID()
 }
 
 // SlidingCounter allows about n requests in any window with O(1) memory per
@@ -61,7 +51,7 @@ func SlidingLog(n int, window time.Duration) Limit {
 // traffic was bunched at its end; the package documentation gives the
 // bound.
 func SlidingCounter(n int, window time.Duration) Limit {
-	return Limit{alg: AlgorithmSlidingCounter, n: n, window: window}.fix()
+	return Limit{alg: AlgorithmSlidingCounter, n: n, window: window}.withID()
 }
 
 // GCRA allows a sustained rate of n requests per period and bursts of up to
@@ -71,7 +61,7 @@ func SlidingCounter(n int, window time.Duration) Limit {
 // be below 2^53 (a burst of a million over a day at n = 1 is not), or calls
 // return ErrInvalidLimit.
 func GCRA(n int, per time.Duration, burst int) Limit {
-	return Limit{alg: AlgorithmGCRA, n: n, window: per, burst: burst}.fix()
+	return Limit{alg: AlgorithmGCRA, n: n, window: per, burst: burst}.withID()
 }
 
 // Named returns a copy of l with a name, used as the policy identifier in
@@ -120,66 +110,8 @@ func (l Limit) String() string {
 	return fmt.Sprintf("%s %d/%v", l.alg, l.n, l.window)
 }
 
-// validate checks l without touching the network.
-func (l Limit) validate() error {
-	switch l.alg {
-	case AlgorithmSlidingLog, AlgorithmSlidingCounter, AlgorithmGCRA:
-	default:
-		return fmt.Errorf("%w: no algorithm (build limits with SlidingLog, SlidingCounter or GCRA)", ErrInvalidLimit)
-	}
-	if l.n <= 0 {
-		return fmt.Errorf("%w: %v: n must be positive", ErrInvalidLimit, l)
-	}
-	if l.window < time.Millisecond {
-		return fmt.Errorf("%w: %v: window must be at least 1ms", ErrInvalidLimit, l)
-	}
-	if l.alg == AlgorithmGCRA {
-		if l.burst <= 0 {
-			return fmt.Errorf("%w: %v: burst must be positive", ErrInvalidLimit, l)
-		}
-		// The script's backlog reaches burst·unit; beyond 2^53 a Lua number
-		// would no longer count it exactly.
-		if l.a > (maxExact-1)/int64(l.burst) {
-			return fmt.Errorf("%w: %v: burst × period in µs ÷ gcd(period in µs, n) reaches 2^53, beyond what the script counts exactly", ErrInvalidLimit, l)
-		}
-	}
-	// The log names a member by its time within the window and its count:
-	// both below window·n, which must stay exact.
-	if l.alg == AlgorithmSlidingLog && l.a > (maxExact-1)/int64(l.n) {
-		return fmt.Errorf("%w: %v: n × window in µs reaches 2^53, beyond what the script counts exactly", ErrInvalidLimit, l)
-	}
-	return nil
-}
-
-// fix sets what a call needs and l's parameters determine: the id and
-// the script's two numbers. Log and counter: the window in µs and 0. GCRA
-// counts in exact integers: each request adds unit to a backlog that
-// drains drain per µs, unit/drain being the emission interval window/n
-// reduced by the greatest common divisor.
-func (l Limit) fix() Limit {
+// withID sets l's id from its parameters.
+func (l Limit) withID() Limit {
 	l.id = limitID(l.alg, l.n, l.window, l.burst)
-	l.a = l.window.Microseconds()
-	if l.alg == AlgorithmGCRA {
-		l.b = int64(l.n)
-		if g := gcd(l.a, l.b); g > 0 {
-			l.a, l.b = l.a/g, l.b/g
-		}
-	}
-	var p [24]byte
-	binary.BigEndian.PutUint64(p[0:], uint64(l.Burst()))
-	binary.BigEndian.PutUint64(p[8:], uint64(l.a))
-	binary.BigEndian.PutUint64(p[16:], uint64(l.b))
-	l.packed = string(p[:])
-	l.inPolicy = l.alg.letter() + string(p[:])
 	return l
-}
-
-func gcd(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	if a < 0 {
-		return -a
-	}
-	return a
 }

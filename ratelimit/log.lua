@@ -2,7 +2,7 @@
 -- Sliding-window log, one limit: one sorted-set member per admitted request,
 -- scored by its time in µs. Exact; rejected requests are never recorded.
 -- Decides n requests and, unless the mode is 'peek', consumes them when
--- admitted. State layout: see keys.go.
+-- admitted.
 --
 -- KEYS[1]  the limit's log. Member names are integers (Redis stores them in
 --          8 bytes, not as text): (score mod window) × capacity + c - 1,
@@ -14,12 +14,10 @@
 --          each call's c follow all earlier ones: names are unique. The
 --          guard is the newest member's score or, after a rejection at a
 --          later time, the time appended to its name ("<name>~<time>").
--- ARGV[1]  n; ARGV[2] mode: 'allow' (all n or none), 'take' (up to n) or
---          'peek'; ARGV[3] a pinned time in µs or '' (the server's TIME);
---          ARGV[4] capacity, window in µs and 0, packed big-endian in 8
---          bytes each (Limit.packed in Go).
--- Reply:   granted, allowed (0/1), remaining, retry-after µs and reset-after
---          µs, packed big-endian in 8 bytes each (decodeInts in Go).
+-- ARGV     every script's (wire.go): n, mode, a pinned time or '', then
+--          the limit: 'l', capacity, window in µs and 0.
+-- Reply:   every script's (wire.go), for a policy of one: granted, allowed,
+--          then allowed, remaining, retry-after µs and reset-after µs.
 --
 -- The limit's numbers come packed and the reply goes packed: a table reply
 -- and text numbers cost the server more (parsing and printing numbers, a
@@ -32,7 +30,7 @@
 -- call where '%d' costs 2,000. A number passed to redis.call is printed
 -- by Redis with '%.17g' (2,500 instructions): constants go as strings.
 local n, mode = tonumber(ARGV[1]), ARGV[2]
-local cap, win = struct.unpack('>I8I8I8', ARGV[4])
+local cap, win = struct.unpack('>I8I8I8', ARGV[4], 2)
 local now
 if ARGV[3] ~= '' then
   now = tonumber(ARGV[3])
@@ -97,7 +95,7 @@ if granted > 0 then
     end
   end
   redis.call('PEXPIRE', key, string.format('%d', math.ceil(win / 1000)))
-  return struct.pack('>i8i8i8i8i8', granted, 1, avail - granted, 0, win)
+  return struct.pack('>i8i8i8i8i8i8', granted, 1, 1, avail - granted, 0, win)
 end
 
 local need = n
@@ -109,7 +107,7 @@ if count > 0 then
   reset = math.max(score + win - now, 0)
 end
 if avail >= need then -- only a peek gets here with room
-  return struct.pack('>i8i8i8i8i8', 0, 1, avail, 0, reset)
+  return struct.pack('>i8i8i8i8i8i8', 0, 1, 1, avail, 0, reset)
 end
 -- Wait until enough of the oldest live members age out.
 local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. floor, '+inf', 'WITHSCORES', 'LIMIT', string.format('%d', count - cap + need - 1), '1')
@@ -124,4 +122,4 @@ if mode ~= 'peek' and now > guard then
   redis.call('ZADD', key, string.format('%d', score), base .. '~' .. string.format('%d', now))
   redis.call('ZREM', key, last)
 end
-return struct.pack('>i8i8i8i8i8', 0, 0, avail, d, reset)
+return struct.pack('>i8i8i8i8i8i8', 0, 0, 0, avail, d, reset)

@@ -2,16 +2,16 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 )
 
 // Decision is one call's answer, given to the hook set with WithHook: every
-// Allow, AllowN, Take and Peek (and each attempt of Wait) that reached
-// Redis. Bad input (an empty key, an invalid limit or n) is returned before
-// any decision and is not reported.
+// Allow, AllowN, Take and Peek (and each attempt of Wait), answered by
+// Redis or, with WithDenyCache, by the cache (Cached). Bad input (an empty
+// key, an invalid limit or n) is returned before any decision and is not
+// reported; nor is Reset, which decides nothing.
 type Decision struct {
 	Op  string // "allow" (Allow, AllowN, Wait), "take" or "peek"
 	Key string // the caller's key, before the prefix
@@ -22,8 +22,12 @@ type Decision struct {
 	Granted    int
 	Remaining  int
 	RetryAfter time.Duration
-	// Latency is how long the call took, its one round trip included.
+	// Latency is how long the call took, its one round trip included; 0
+	// for an answer from the deny cache.
 	Latency time.Duration
+	// Cached reports an answer from the deny cache (WithDenyCache), given
+	// without a round trip: a rejection, as the server would give it.
+	Cached bool
 	// Err is the error of a call that got no answer from Redis (a network
 	// or script error); the other fields but Op, Key and Latency are then
 	// zero, Limit excepted for a single Limit.
@@ -63,36 +67,4 @@ func WithLogger(logger *slog.Logger) Option {
 		c.logger = logger
 		return nil
 	}
-}
-
-// run is decide, reported to the hook and the logger when set.
-func (l *Limiter) run(ctx context.Context, m mode, key string, r Rule, n int) (Result, error) {
-	o := &l.cfg.observer
-	if o.hook == nil && o.logger == nil {
-		return l.decide(ctx, m, key, r, n)
-	}
-	start := time.Now()
-	res, err := l.decide(ctx, m, key, r, n)
-	if err != nil && badInput(err) {
-		return res, err
-	}
-	d := Decision{
-		Op: string(m), Key: key, Allowed: res.Allowed, Limit: res.Limit, Granted: res.Granted,
-		Remaining: res.Remaining, RetryAfter: res.RetryAfter, Latency: time.Since(start), Err: err,
-	}
-	if lim, ok := r.(Limit); ok && err != nil {
-		d.Limit = lim
-	}
-	if o.hook != nil {
-		o.hook(ctx, d)
-	}
-	if o.logger != nil && err != nil {
-		o.logger.LogAttrs(ctx, slog.LevelWarn, "ratelimit: no decision",
-			slog.String("op", d.Op), slog.String("key", key), slog.String("error", err.Error()))
-	}
-	return res, err
-}
-
-func badInput(err error) bool {
-	return errors.Is(err, ErrInvalidKey) || errors.Is(err, ErrInvalidLimit) || errors.Is(err, ErrInvalidN)
 }

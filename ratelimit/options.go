@@ -56,24 +56,36 @@ func WithPinnedClockForTests(now func() time.Time) Option {
 
 // WithDenyCache keeps up to size rejections in this process and answers
 // further calls on the same key and rule from them, without a round trip,
-// until their RetryAfter. A rejected key cannot be admitted before then by
-// anything other requests do (they only consume), so the answers are the
-// Results the server would give: the same fields, waits shorter by the
-// time since.
+// until the earliest moment the server could admit again. Only a rejection
+// in which every limit of the rule has nothing left is kept: no request,
+// from this process or another, can change such a limit (it would be
+// rejected and consume nothing), so until then every field of the answer
+// changes only with time, and the cache gives the Result the server would
+// give, with every wait shorter by the time since.
 //
 // What is cached: a rejection of a call that needs one request (Allow,
 // AllowN with n = 1, Take), answered to those calls only (a rejection says
-// nothing about AllowN of more). A Policy is cached as a whole, and only
-// while every field of its reply is predictable: each limit either has
-// nothing left or is untouched; a policy rejection while another of its
-// limits is partly used goes to the server every time. Peek is never
-// answered from the cache.
+// nothing about AllowN of more), for the same key and the same rule: a
+// Limit and a Policy of that one Limit are different rules. A Policy
+// rejected while one of its limits still has room goes to the server
+// every time. Peek is never answered from the cache. Answers from the
+// cache reach the hook marked Decision.Cached, with no latency.
+//
+// Waits are measured on this process's clock from when the rejection's
+// reply arrived. The server decided before its reply left, so a cached
+// RetryAfter is never shorter than the server's, and a client that waits
+// it is admitted (unless others spend the allowance first); it can be
+// longer by the reply's time in flight, and for that long the cache
+// rejects a call the server would admit
+// (TestCachedRejectionOutlivesTheServersByAtMostTheRepliesTimeInFlight:
+// 40 ms late after a reply 40 ms in flight).
 //
 // What it costs: a Reset, a change of limits or an operator's DEL made
-// elsewhere is seen here only after the cached RetryAfter; waits are
-// measured on this process's clock from when the rejected call was sent,
-// so they end no later than the server's. The cache holds at most size
-// entries (the least recently used go first) and starts no goroutine.
+// elsewhere is seen here only after the cached wait, or as soon as a call
+// of this Limiter is admitted on one of the reset limits; this Limiter's
+// own Reset drops every entry of its key at once. The cache holds at most
+// size entries (the least recently used go first), allocates as entries
+// are added, not at New, and starts no goroutine.
 func WithDenyCache(size int) Option {
 	return func(c *config) error {
 		if size <= 0 {

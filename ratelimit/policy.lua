@@ -2,26 +2,23 @@
 -- A Policy: several limits on one key, decided together in one call. Every
 -- limit is read first, then either all of them consume the same count or
 -- none does. Each limit's state is the very key and format its own
--- algorithm's script uses (counter.lua, gcra.lua, log.lua, which document
--- them and whose arithmetic is repeated here, line for line): a limit keeps
--- its state whether used alone or in a policy.
+-- algorithm's script uses (log.lua, counter.lua, gcra.lua, which document
+-- them): a limit keeps its state whether used alone or in a policy. Their
+-- arithmetic is repeated here with the same names, formula for formula,
+-- and TestPolicyLimitDisagreesWithItsOwnScript holds the two to the same
+-- answers.
 --
--- KEYS[i]  the state of limit i (see keys.go); no other key.
--- ARGV[1]  n; ARGV[2] mode: 'allow' (all n or none), 'take' (up to n) or
---          'peek'; ARGV[3] a pinned time in µs or '' (the server's TIME);
---          ARGV[3 + i] limit i: its algorithm's letter ('l', 'c' or 'g')
---          then capacity and the two numbers its script takes (log,
---          counter: window in µs, 0; GCRA: unit, drain) packed big-endian
---          in 8 bytes each, as the single-limit scripts take them.
--- Reply:   granted, allowed (0/1), then per limit: allowed, remaining,
---          retry-after µs, reset-after µs; packed big-endian in 8 bytes
---          each, as the single-limit scripts reply.
+-- KEYS     the state of each limit.
+-- ARGV     every script's (wire.go): n, mode, a pinned time or '', then per
+--          limit its letter, capacity and two numbers (log, counter: the
+--          window in µs and 0; GCRA: unit and drain).
+-- Reply:   every script's (wire.go): granted, allowed, then per limit
+--          allowed, remaining, retry-after µs and reset-after µs.
 --
--- Flat on purpose, like the single-limit scripts: three loops over the
--- limits (read, weigh, write) with each algorithm written out inline, no
--- function built per call, one table s for what a limit carries from loop
--- to loop.
-local n, mode, count = tonumber(ARGV[1]), ARGV[2], #KEYS
+-- Three loops over the limits (read, weigh, write), each algorithm written
+-- out inline, and one table per limit, built whole with every field it
+-- will hold (one allocation; no function built per call).
+local n, mode = tonumber(ARGV[1]), ARGV[2]
 local now
 if ARGV[3] ~= '' then
   now = tonumber(ARGV[3])
@@ -30,32 +27,28 @@ else
   now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 end
 
--- s holds ten slots per limit i, from k = 10(i - 1):
---   k+1 t, the guard: the latest time the limit was decided at (-1: none)
---   k+2 log: the newest member's score; counter: c, then cur; GCRA: q
---   k+3 log: the newest member's name (false: none); counter: p, then prev
---   k+4 log: that name without the guard; counter, GCRA: the stored
---       format (false: no state)
---   k+5 log: the live count; counter: the start of now's bucket
---   k+6 the limit's availability at now
---   k+7 to k+10 its algorithm (the letter's byte), capacity, and two numbers
-local s = {}
-
--- Read: every limit's state and guard.
-for i = 1, count do
-  local arg = ARGV[3 + i]
-  local alg, t, x, y, z = string.byte(arg), -1, 0, false, false
-  local k = 10 * (i - 1)
-  s[k + 8], s[k + 9], s[k + 10] = struct.unpack('>I8I8I8', arg, 2)
-  s[k + 7] = alg
-  if alg == 108 then -- 'l'
+-- Read: every limit's state and guard, the latest time it was decided at
+-- (-1: none). The fields of a limit L, by algorithm:
+--   all      alg ('l', 'c', 'g'), cap, a, b (its numbers), guard, avail
+--   log      win = a; last, the newest member's name (false: none), score,
+--            its score, base, the name without the guard; count, the live
+--            members
+--   counter  win = a; c, p, the stored counts; fmt, their format; cur,
+--            prev, the counts at now; start, now's bucket's start
+--   GCRA     unit = a, drain = b; q, the backlog (drained to now); fmt
+local ls = {}
+for i = 1, #KEYS do
+  local alg, cap, a, b = struct.unpack('>c1I8I8I8', ARGV[3 + i])
+  local L = { alg = alg, cap = cap, a = a, b = b, guard = -1, avail = 0, last = false, score = 0, base = false,
+    count = 0, c = 0, p = 0, fmt = false, cur = 0, prev = 0, start = 0, q = 0 }
+  if alg == 'l' then
     local newest = redis.call('ZRANGE', KEYS[i], '-1', '-1', 'WITHSCORES')
     if newest[1] then
-      y, x = newest[1], tonumber(newest[2])
-      t, z = x, y
-      local at = string.find(y, '~', 1, true)
+      L.last, L.score = newest[1], tonumber(newest[2])
+      L.guard, L.base = L.score, L.last
+      local at = string.find(L.last, '~', 1, true)
       if at then
-        t, z = math.max(x, tonumber(string.sub(y, at + 1))), string.sub(y, 1, at - 1)
+        L.guard, L.base = math.max(L.score, tonumber(string.sub(L.last, at + 1))), string.sub(L.last, 1, at - 1)
       end
     end
   else
@@ -63,70 +56,63 @@ for i = 1, count do
     -- SET store its value in a larger allocation (MEMORY USAGE 104 B per
     -- GCRA key instead of 88, Redis 7.0).
     local v = redis.call('GET', KEYS[i])
-    y = 0
-    if v then
-      if alg == 99 then -- 'c'
-        local f = 'I' .. (#v - 7) / 2
-        z = '>I7' .. f .. f
-        t, x, y = struct.unpack(z, v)
-      else
-        z = '>I7I' .. (#v - 7)
-        t, x = struct.unpack(z, v)
-      end
+    if v and alg == 'c' then
+      local f = 'I' .. (#v - 7) / 2
+      L.fmt = '>I7' .. f .. f
+      L.guard, L.c, L.p = struct.unpack(L.fmt, v)
+    elseif v then
+      L.fmt = '>I7I' .. (#v - 7)
+      L.guard, L.q = struct.unpack(L.fmt, v)
     end
   end
   -- Time on a key never goes back: the call uses the latest of the clock
   -- and every limit's guard.
-  if t > now then
-    now = t
+  if L.guard > now then
+    now = L.guard
   end
-  s[k + 1], s[k + 2], s[k + 3], s[k + 4] = t, x, y, z
+  ls[i] = L
 end
 
 -- Weigh: each limit's availability at now, and the least of them.
 local avail = math.huge
-for i = 1, count do
-  local k = 10 * (i - 1)
-  local alg, cap, a = s[k + 7], s[k + 8], s[k + 9]
-  local av
-  if alg == 108 then
-    local c = 0
-    if s[k + 3] then
-      c = redis.call('ZCOUNT', KEYS[i], '(' .. string.format('%d', now - a), '+inf')
+for i, L in ipairs(ls) do
+  if L.alg == 'l' then
+    local win = L.a
+    if L.last then
+      L.count = redis.call('ZCOUNT', KEYS[i], '(' .. string.format('%d', now - win), '+inf')
     end
-    s[k + 5] = c
-    av = math.max(cap - c, 0)
-  elseif alg == 99 then
-    local e = now - math.floor(now / a) * a -- elapsed in now's bucket; the float quotient may round:
+    L.avail = math.max(L.cap - L.count, 0)
+  elseif L.alg == 'c' then
+    local win = L.a
+    local e = now - math.floor(now / win) * win -- elapsed in now's bucket; the float quotient may round:
     if e < 0 then
-      e = e + a
-    elseif e >= a then
-      e = e - a
+      e = e + win
+    elseif e >= win then
+      e = e - win
     end
-    local t, cur, prev = s[k + 1], 0, 0
-    if t >= now - e then
-      cur, prev = s[k + 2], s[k + 3]
-    elseif t >= now - e - a then
-      prev = s[k + 2]
+    L.start = now - e
+    if L.guard >= L.start then
+      L.cur, L.prev = L.c, L.p
+    elseif L.guard >= L.start - win then
+      L.prev = L.c
     end
-    s[k + 2], s[k + 3], s[k + 5] = cur, prev, now - e
-    av = math.max(math.floor(cap - prev * (a - e) / a - cur + math.min(1e-9, 0.5 / a)), 0)
+    local eps = math.min(1e-9, 0.5 / win)
+    L.avail = math.max(math.floor(L.cap - L.prev * (win - e) / win - L.cur + eps), 0)
   else
-    -- The backlog drained since t (none stored: t = -1, q = 0, so 0).
-    local q = math.max(s[k + 2] - (now - s[k + 1]) * s[k + 10], 0)
-    s[k + 2] = q
-    local room = cap * a - q
-    av = math.floor(room / a)
-    if av * a > room then
+    local unit, drain = L.a, L.b
+    L.q = math.max(L.q - (now - L.guard) * drain, 0) -- none stored: guard -1, q 0, so 0
+    -- avail = floor((cap·unit - q) / unit), at least 0
+    local room = L.cap * unit - L.q
+    local av = math.floor(room / unit)
+    if av * unit > room then
       av = av - 1
-    elseif (av + 1) * a <= room then
+    elseif (av + 1) * unit <= room then
       av = av + 1
     end
-    av = math.max(av, 0)
+    L.avail = math.max(av, 0)
   end
-  s[k + 6] = av
-  if av < avail then
-    avail = av
+  if L.avail < avail then
+    avail = L.avail
   end
 end
 
@@ -147,31 +133,30 @@ local touch = granted == 0 and mode ~= 'peek'
 -- Write: consume granted on every limit with a TTL, or on a rejection
 -- compute each limit's wait and keep its guard.
 local out = { granted, allowed }
-for i = 1, count do
-  local k, key = 10 * (i - 1), KEYS[i]
-  local alg, cap, a = s[k + 7], s[k + 8], s[k + 9]
-  local t, x, y, av = s[k + 1], s[k + 2], s[k + 3], s[k + 6]
-  local ok, left, retry, reset = 1, av, 0, 0
-  if alg == 108 then
-    local c, floor = s[k + 5], string.format('%d', now - a)
+for i, L in ipairs(ls) do
+  local key, cap = KEYS[i], L.cap
+  local ok, left, retry, reset = 1, L.avail, 0, 0
+  if L.alg == 'l' then
+    local win, count = L.a, L.count
+    local floor = string.format('%d', now - win)
     if granted > 0 then
       redis.call('ZREMRANGEBYSCORE', key, '-inf', floor)
-      if y and s[k + 4] ~= y and x > now - a then
+      if L.base ~= L.last and L.score > now - win then
         -- The guard moves to the new members: give the renamed one its name back.
-        redis.call('ZREM', key, y)
-        redis.call('ZADD', key, string.format('%d', x), s[k + 4])
+        redis.call('ZREM', key, L.last)
+        redis.call('ZADD', key, string.format('%d', L.score), L.base)
       end
       local at = string.format('%d', now)
-      local r = now - math.floor(now / a) * a -- now mod window, exact:
-      if r < 0 then r = r + a elseif r >= a then r = r - a end -- the float quotient may round
-      local name = r * cap + c
+      local r = now - math.floor(now / win) * win -- now mod win, exact:
+      if r < 0 then r = r + win elseif r >= win then r = r - win end -- the float quotient may round
+      local name = r * cap + count -- the name of c = count + 1
       if granted == 1 then
         redis.call('ZADD', key, at, string.format('%d', name))
       else
         local args = {}
-        for m = 0, granted - 1 do
+        for c = 0, granted - 1 do
           args[#args + 1] = at
-          args[#args + 1] = string.format('%d', name + m)
+          args[#args + 1] = string.format('%d', name + c)
           if #args >= 1000 then
             redis.call('ZADD', key, unpack(args))
             args = {}
@@ -181,102 +166,102 @@ for i = 1, count do
           redis.call('ZADD', key, unpack(args))
         end
       end
-      redis.call('PEXPIRE', key, string.format('%d', math.ceil(a / 1000)))
-      left, reset = av - granted, a
+      redis.call('PEXPIRE', key, string.format('%d', math.ceil(win / 1000)))
+      left, reset = L.avail - granted, win
     else
-      if c > 0 then
-        reset = math.max(x + a - now, 0)
+      if count > 0 then
+        reset = math.max(L.score + win - now, 0)
       end
-      if av < need then
+      if L.avail < need then
         -- Wait until enough of the oldest live members age out.
         ok = 0
-        local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. floor, '+inf', 'WITHSCORES', 'LIMIT', string.format('%d', c - cap + need - 1), '1')
-        retry = tonumber(oldest[2]) + a - now
+        local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. floor, '+inf', 'WITHSCORES', 'LIMIT', string.format('%d', count - cap + need - 1), '1')
+        retry = tonumber(oldest[2]) + win - now
       end
-      if touch and now > t and c > 0 then
+      if touch and now > L.guard and count > 0 then
         -- Add before removing: removing the only member first would delete
         -- the key, and the ZADD would make a new one without a TTL.
-        redis.call('ZADD', key, string.format('%d', x), s[k + 4] .. '~' .. string.format('%d', now))
-        redis.call('ZREM', key, y)
+        redis.call('ZADD', key, string.format('%d', L.score), L.base .. '~' .. string.format('%d', now))
+        redis.call('ZREM', key, L.last)
       end
     end
-  elseif alg == 99 then
-    local start = s[k + 5]
-    local e, eps = now - start, math.min(1e-9, 0.5 / a)
+  elseif L.alg == 'c' then
+    local win, start, cur, prev = L.a, L.start, L.cur, L.prev
+    local e, eps = now - start, math.min(1e-9, 0.5 / win)
     if granted > 0 then
-      x = x + granted
-      local w, m = 1, math.max(x, y)
+      cur = cur + granted
+      local w, m = 1, math.max(cur, prev)
       while m >= 256 ^ w do
         w = w + 1
       end
       -- The key lives until the state is empty: cur leaves the window after the next bucket.
-      reset = 2 * a - e
-      redis.call('SET', key, struct.pack('>I7I' .. w .. 'I' .. w, now, x, y), 'PX', math.ceil(reset / 1000))
-      left = math.max(math.floor(cap - y * (a - e) / a - x + eps), 0)
+      reset = 2 * win - e
+      redis.call('SET', key, struct.pack('>I7I' .. w .. 'I' .. w, now, cur, prev), 'PX', math.ceil(reset / 1000))
+      left = math.max(math.floor(cap - prev * (win - e) / win - cur + eps), 0)
     else
-      if x > 0 then
-        reset = 2 * a - e
-      elseif y > 0 then
-        reset = a - e
+      if cur > 0 then
+        reset = 2 * win - e
+      elseif prev > 0 then
+        reset = win - e
       end
-      if av < need then
+      if L.avail < need then
         -- The wait: a closed-form guess, then corrected by a µs or two for
         -- float rounding, so a client waiting exactly that is admitted.
         ok = 0
-        local target, d = cap - need, 0
-        if x > target then
-          d = (a - e) + a - target * a / x
-        elseif y > 0 then
-          d = a - (target - x) * a / y - e
+        local target, d = cap - need, 0 -- the weighted count must fall to target
+        if cur > target then
+          d = (win - e) + win - target * win / cur -- this bucket becomes the weighted one
+        elseif prev > 0 then
+          d = win - (target - cur) * win / prev - e -- prev's weight only has to shrink
         end
         d = math.max(math.ceil(d), 0)
         for _ = 1, 64 do
           local at = now + d
           local ce, pe, el = 0, 0, 0 -- counts and elapsed in at's bucket
-          if at < start + a then
-            ce, pe, el = x, y, at - start
-          elseif at < start + 2 * a then
-            pe, el = x, at - start - a
+          if at < start + win then
+            ce, pe, el = cur, prev, at - start
+          elseif at < start + 2 * win then
+            pe, el = cur, at - start - win
           end
-          if math.floor(cap - pe * (a - el) / a - ce + eps) >= need then
+          if math.floor(cap - pe * (win - el) / win - ce + eps) >= need then
             break
           end
           d = d + 1
         end
         retry = d
       end
-      if touch and now > t and x + y > 0 then
+      if touch and now > L.guard and cur + prev > 0 then
         -- Rebased on now the counts only shrank: the stored width and TTL fit.
-        redis.call('SET', key, struct.pack(s[k + 4], now, x, y), 'KEEPTTL')
+        redis.call('SET', key, struct.pack(L.fmt, now, cur, prev), 'KEEPTTL')
       end
     end
   else
-    local drain = s[k + 10]
+    local unit, drain, q = L.a, L.b, L.q
     if granted > 0 then
-      x = x + granted * a
-      left = av - granted
+      q = q + granted * unit
+      left = L.avail - granted
     end
-    -- reset = ceil(x / drain): when the backlog is empty
-    reset = math.floor(x / drain)
-    if reset * drain > x then
+    -- reset = ceil(q / drain): when the backlog is empty
+    reset = math.floor(q / drain)
+    if reset * drain > q then
       reset = reset - 1
-    elseif (reset + 1) * drain <= x then
+    elseif (reset + 1) * drain <= q then
       reset = reset + 1
     end
-    if reset * drain < x then
+    if reset * drain < q then
       reset = reset + 1
     end
     if granted > 0 then
       local w = 1
-      while x >= 256 ^ w do
+      while q >= 256 ^ w do
         w = w + 1
       end
-      redis.call('SET', key, struct.pack('>I7I' .. w, now, x), 'PX', math.ceil(reset / 1000))
+      redis.call('SET', key, struct.pack('>I7I' .. w, now, q), 'PX', math.ceil(reset / 1000))
     else
-      if av < need then
+      if L.avail < need then
         -- The backlog must fall to what leaves room for need: ceil(excess / drain).
         ok = 0
-        local excess = x - (cap - need) * a
+        local excess = q - (cap - need) * unit
         local d = math.floor(excess / drain)
         if d * drain > excess then
           d = d - 1
@@ -288,13 +273,13 @@ for i = 1, count do
         end
         retry = d
       end
-      if touch and now > t and x > 0 then
+      if touch and now > L.guard and q > 0 then
         -- The backlog only drained: the stored width and TTL fit.
-        redis.call('SET', key, struct.pack(s[k + 4], now, x), 'KEEPTTL')
+        redis.call('SET', key, struct.pack(L.fmt, now, q), 'KEEPTTL')
       end
     end
   end
-  local j = 4 * i - 2
+  local j = #out
   out[j + 1], out[j + 2], out[j + 3], out[j + 4] = ok, left, retry, reset
 end
 return struct.pack('>' .. string.rep('i8', #out), unpack(out))

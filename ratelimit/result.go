@@ -28,12 +28,3 @@ type Result struct {
 	// itself.
 	Each []Result
 }
-
-// ceilMillis turns microseconds into a Duration rounded up to the
-// millisecond, so a wait is never reported shorter than it is.
-func ceilMillis(us int64) time.Duration {
-	if us <= 0 {
-		return 0
-	}
-	return time.Duration((us+999)/1000) * time.Millisecond
-}

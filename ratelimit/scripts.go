@@ -1,9 +1,35 @@
 package ratelimit
 
 import (
+	_ "embed"
 	"strings"
 
 	"github.com/redis-primitives/go/luascripts"
+)
+
+// The scripts, which wire.go gives their arguments and reply. Each
+// algorithm has a script of its own for a single Limit; a Policy of any
+// mix runs policy.lua, whose arithmetic repeats theirs (ADR 0008: one
+// script for both cost the server a third more per single-limit call).
+// TestPolicyLimitDisagreesWithItsOwnScript holds them to the same
+// answers.
+var (
+	//go:embed log.lua
+	logSource string
+	//go:embed counter.lua
+	counterSource string
+	//go:embed gcra.lua
+	gcraSource string
+	//go:embed policy.lua
+	policySource string
+	//go:embed reset.lua
+	resetSource string
+
+	logScripts     = newScriptPair("log.lua", logSource)
+	counterScripts = newScriptPair("counter.lua", counterSource)
+	gcraScripts    = newScriptPair("gcra.lua", gcraSource)
+	policyScripts  = newScriptPair("policy.lua", policySource)
+	resetScript    = newScript(luascripts.New("reset.lua", resetSource))
 )
 
 // A script pair is one .lua file run two ways: as written, to decide and
@@ -23,23 +49,18 @@ const noWrites = "#!lua flags=no-writes"
 // each one into a real server.
 var allScripts []*luascripts.Script
 
+func newScript(s *luascripts.Script) *luascripts.Script {
+	allScripts = append(allScripts, s)
+	return s
+}
+
 func newScriptPair(file, src string) scriptPair {
 	first, rest, ok := strings.Cut(src, "\n")
 	if !ok || !strings.HasPrefix(first, "-- "+file+":") {
 		panic("ratelimit: " + file + " must open with a comment line naming it, which the read-only variant replaces")
 	}
-	p := scriptPair{
-		write:    luascripts.New(file, src),
-		readOnly: luascripts.NewReadOnly(strings.TrimSuffix(file, ".lua")+"_ro.lua", noWrites+"\n"+rest),
+	return scriptPair{
+		write:    newScript(luascripts.New(file, src)),
+		readOnly: newScript(luascripts.NewReadOnly(strings.TrimSuffix(file, ".lua")+"_ro.lua", noWrites+"\n"+rest)),
 	}
-	allScripts = append(allScripts, p.write, p.readOnly)
-	return p
-}
-
-// pick returns the script for a mode.
-func (p scriptPair) pick(m mode) *luascripts.Script {
-	if m == modePeek {
-		return p.readOnly
-	}
-	return p.write
 }

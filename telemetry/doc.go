@@ -19,7 +19,8 @@
 //   - lock.operation.duration, lock.wait.duration, lock.hold.duration,
 //     lock.lost, by lock.operation, lock.outcome, lock.lost.cause;
 //   - ratelimit.decisions, ratelimit.decision.duration, by
-//     ratelimit.operation, ratelimit.outcome and ratelimit.limit.name;
+//     ratelimit.operation, ratelimit.outcome and ratelimit.limit.name, and
+//     ratelimit.cached on answers from the deny cache (counted, not timed);
 //   - fence.writes, by fence.store, fence.operation, fence.outcome
 //     (accepted or stale: the refusal that kept a stale holder out) and,
 //     for PostgreSQL, fence.table;

@@ -15,13 +15,17 @@ const (
 	AttrRateLimitLimit     = attribute.Key("ratelimit.limit.name") // the binding limit's Name
 	AttrRateLimitKey       = attribute.Key("ratelimit.key")        // only WithKeys
 	AttrRateLimitRemaining = attribute.Key("ratelimit.remaining")  // spans
+	AttrRateLimitCached    = attribute.Key("ratelimit.cached")     // true: answered by the deny cache
 )
 
 // RateLimit returns the option that reports a Limiter's decisions:
 // ratelimit.decisions ({decision}) and ratelimit.decision.duration (s), by
 // ratelimit.operation, ratelimit.outcome and ratelimit.limit.name (the
 // binding limit: name your limits with Limit.Named), and a span per call
-// named "ratelimit.<operation>".
+// named "ratelimit.<operation>". An answer from the deny cache
+// (ratelimit.WithDenyCache) carries ratelimit.cached=true and is counted
+// in ratelimit.decisions but not timed: the duration histogram holds round
+// trips only.
 //
 // It sets the Limiter's hook (ratelimit.WithHook): one Limiter has one
 // hook, and an option given after this one replaces it.
@@ -31,7 +35,7 @@ func (t *Telemetry) RateLimit() ratelimit.Option {
 
 type rateLimitKind struct {
 	op, outcome, limit string
-	named              bool
+	named, cached      bool
 }
 
 func (t *Telemetry) rateLimitDecision(ctx context.Context, d ratelimit.Decision) {
@@ -42,15 +46,18 @@ func (t *Telemetry) rateLimitDecision(ctx context.Context, d ratelimit.Decision)
 	case !d.Allowed:
 		outcome = "rejected"
 	}
-	k := rateLimitKind{op: d.Op, outcome: outcome, named: d.Limit != (ratelimit.Limit{})}
+	k := rateLimitKind{op: d.Op, outcome: outcome, named: d.Limit != (ratelimit.Limit{}), cached: d.Cached}
 	if k.named {
 		k.limit = d.Limit.Name()
 	}
 	build := func() *attrs {
-		kvs := make([]attribute.KeyValue, 0, 4)
+		kvs := make([]attribute.KeyValue, 0, 5)
 		kvs = append(kvs, AttrRateLimitOperation.String(k.op), AttrRateLimitOutcome.String(k.outcome))
 		if k.named {
 			kvs = append(kvs, AttrRateLimitLimit.String(k.limit))
+		}
+		if k.cached {
+			kvs = append(kvs, AttrRateLimitCached.Bool(true))
 		}
 		if t.cfg.keys {
 			kvs = append(kvs, AttrRateLimitKey.String(d.Key))
@@ -64,7 +71,9 @@ func (t *Telemetry) rateLimitDecision(ctx context.Context, d ratelimit.Decision)
 		a = t.rlCache.get(k, build)
 	}
 	t.rlDecisions.Add(ctx, 1, a.add...)
-	t.rlDuration.Record(ctx, d.Latency.Seconds(), a.record...)
+	if !d.Cached {
+		t.rlDuration.Record(ctx, d.Latency.Seconds(), a.record...)
+	}
 	var extra []attribute.KeyValue
 	if d.Err == nil {
 		extra = []attribute.KeyValue{AttrRateLimitRemaining.Int(d.Remaining)}

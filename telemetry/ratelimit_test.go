@@ -72,3 +72,34 @@ func TestRateLimitKeyIsAnAttributeOnlyWhenAskedFor(t *testing.T) {
 		t.Errorf("peek{key=user:1} = %d, want 1", got)
 	}
 }
+
+// An answer from the deny cache is counted as a decision, marked cached,
+// and not timed: the duration histogram holds round trips only.
+func TestRateLimitAnswersFromTheDenyCacheAreMarkedAndNotTimed(t *testing.T) {
+	s := redistest.Start(t)
+	o := newOtel(t)
+	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithDenyCache(16), o.RateLimit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := ratelimit.GCRA(1, time.Hour, 1).Named("hourly")
+	for range 5 { // admitted, rejected by the server, then 3 by the cache
+		if _, err := l.Allow(context.Background(), "user:1", lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	op, rejected, name := telemetry.AttrRateLimitOperation.String("allow"), telemetry.AttrRateLimitOutcome.String("rejected"), telemetry.AttrRateLimitLimit.String("hourly")
+	cached := telemetry.AttrRateLimitCached.Bool(true)
+	if got := o.value(t, "ratelimit.decisions", op, rejected, name, cached); got != 3 {
+		t.Errorf("ratelimit.decisions{rejected, cached} = %d, want 3", got)
+	}
+	if got := o.value(t, "ratelimit.decisions", op, rejected, name); got != 1 {
+		t.Errorf("ratelimit.decisions{rejected} = %d, want 1, from the server", got)
+	}
+	if got := o.value(t, "ratelimit.decision.duration", op, rejected, name, cached); got != 0 {
+		t.Errorf("ratelimit.decision.duration{rejected, cached} count %d, want 0", got)
+	}
+	if got := o.value(t, "ratelimit.decision.duration", op, rejected, name); got != 1 {
+		t.Errorf("ratelimit.decision.duration{rejected} count %d, want 1: the server's", got)
+	}
+}
