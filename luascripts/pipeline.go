@@ -42,22 +42,25 @@ func settle(o *onceArg) {
 // NOSCRIPT, the script did not run, and the whole pipeline is sent once
 // more, in a new pipeline, with EVAL, so then is called again and its
 // commands of the first attempt are to be discarded. Errors are read per
-// command, as after p.Exec. A script that writes runs at most once, as
-// with Run.
+// command, as after p.Exec. A script that writes runs at most once, and a
+// migration's refusal is retried, as with Run.
 func (s *Script) RunPipelined(ctx context.Context, newPipeline func() redis.Pipeliner, keys []string, args []any, then func(redis.Pipeliner)) *redis.Cmd {
-	var cmd *redis.Cmd
-	for _, source := range []bool{false, true} {
-		p := newPipeline()
-		c, o := s.queue(ctx, p, source, keys, args)
-		if then != nil {
-			then(p)
+	cmd := untilMigrated(ctx, func() *redis.Cmd {
+		var cmd *redis.Cmd
+		for _, source := range []bool{false, true} {
+			p := newPipeline()
+			c, o := s.queue(ctx, p, source, keys, args)
+			if then != nil {
+				then(p)
+			}
+			_, _ = p.Exec(ctx) // errors are read per command
+			settle(o)
+			if cmd = c; !isNoScript(cmd.Err()) {
+				break
+			}
 		}
-		_, _ = p.Exec(ctx) // errors are read per command
-		settle(o)
-		if cmd = c; !isNoScript(cmd.Err()) {
-			break
-		}
-	}
+		return cmd
+	})
 	if err := deadlineError(ctx, CheckVersion(cmd.Err())); err != cmd.Err() {
 		cmd.SetErr(err)
 	}
@@ -95,13 +98,14 @@ type Call struct {
 // answers NOSCRIPT did not run; they go once more, in a second pipeline,
 // with their source, after the others. Each call's reply and error are in
 // its Cmd, wrapped with ErrRedisTooOld as Run's are. A call of a script
-// that writes runs at most once, as with Run.
+// that writes runs at most once, and a migration's refusal is retried, as
+// with Run.
 func RunBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []Call) {
-	send := func(source bool, pick func(*Call) bool) {
+	send := func(source bool, pick func(i int) bool) {
 		var p redis.Pipeliner
 		var onces []*onceArg
 		for i := range calls {
-			if c := &calls[i]; pick(c) {
+			if c := &calls[i]; pick(i) {
 				if p == nil {
 					p, onces = newPipeline(), make([]*onceArg, 0, len(calls)-i)
 				}
@@ -118,8 +122,31 @@ func RunBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []C
 			settle(o)
 		}
 	}
-	send(false, func(*Call) bool { return true })
-	send(true, func(c *Call) bool { return isNoScript(c.Cmd.Err()) })
+	// Every call, then again those a migrating slot refused (they did not
+	// run), until none is or the batch's time is up.
+	round := make([]bool, len(calls))
+	for i := range round {
+		round[i] = true
+	}
+	var wait *pauses
+	for {
+		send(false, func(i int) bool { return round[i] })
+		send(true, func(i int) bool { return round[i] && isNoScript(calls[i].Cmd.Err()) })
+		again := false
+		for i := range calls {
+			round[i] = migrating(calls[i].Cmd.Err())
+			again = again || round[i]
+		}
+		if !again {
+			break
+		}
+		if wait == nil {
+			wait = newPauses(ctx)
+		}
+		if !wait.next() {
+			break
+		}
+	}
 	for i := range calls {
 		if err := CheckVersion(calls[i].Cmd.Err()); err != calls[i].Cmd.Err() {
 			calls[i].Cmd.SetErr(err)

@@ -71,7 +71,10 @@ func (s *Script) ReadOnly() bool { return s.readOnly }
 
 // Run executes the script: EVALSHA first, and EVAL only if the server does not
 // have the script cached. Any other error is returned as it is, wrapped with
-// ErrRedisTooOld when a server older than 7.0 refused the call.
+// ErrRedisTooOld when a server older than 7.0 refused the call. A Cluster's
+// refusal while the call's slot migrates (TRYAGAIN, a MOVED or ASK go-redis
+// did not follow: the script did not run) is retried within ctx
+// (migrate.go).
 //
 // A script that writes runs at most once per call: it is sent through a
 // pipeline of its own (every go-redis client has Pipeline), and go-redis's
@@ -84,23 +87,25 @@ func (s *Script) Run(ctx context.Context, c Client, keys []string, args ...any) 
 	if p, ok := c.(pipeliner); ok && !s.retried {
 		return s.RunPipelined(ctx, p.Pipeline, keys, args, nil)
 	}
-	var cmd *redis.Cmd
-	if s.readOnly {
-		cmd = c.EvalShaRO(ctx, s.sha, keys, args...)
-	} else {
-		cmd = c.EvalSha(ctx, s.sha, keys, args...)
-	}
-	if isNoScript(cmd.Err()) {
+	return untilMigrated(ctx, func() *redis.Cmd {
+		var cmd *redis.Cmd
 		if s.readOnly {
-			cmd = c.EvalRO(ctx, s.src, keys, args...)
+			cmd = c.EvalShaRO(ctx, s.sha, keys, args...)
 		} else {
-			cmd = c.Eval(ctx, s.src, keys, args...)
+			cmd = c.EvalSha(ctx, s.sha, keys, args...)
 		}
-	}
-	if err := CheckVersion(cmd.Err()); err != cmd.Err() {
-		cmd.SetErr(err)
-	}
-	return cmd
+		if isNoScript(cmd.Err()) {
+			if s.readOnly {
+				cmd = c.EvalRO(ctx, s.src, keys, args...)
+			} else {
+				cmd = c.Eval(ctx, s.src, keys, args...)
+			}
+		}
+		if err := CheckVersion(cmd.Err()); err != cmd.Err() {
+			cmd.SetErr(err)
+		}
+		return cmd
+	})
 }
 
 // A pipeliner is a client that can pipeline: every go-redis client.
