@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,8 +17,15 @@ import (
 // a moment a Policy's states sit on two nodes and its script is refused
 // with TRYAGAIN: it did not run, and the decision reached the caller as an
 // error. Moving the slot in use back and forth while Policies are decided
-// on it, batched and not, no call may fail, and the server must count
-// exactly what callers were told was admitted.
+// on it, no call may fail, and the server must count exactly what callers
+// were told was admitted.
+//
+// Batched, go-redis's ClusterClient re-sends a node's whole pipeline when
+// its first reply is TRYAGAIN, and queues a command it was also
+// redirecting (MOVED) a second time: the copy is sent as a no-op (once.go),
+// the script runs once, and that call reports ErrReplyLost. Batched, then,
+// a call may fail that way and no other, and the count must stay between
+// what was admitted and that plus the failures.
 func TestPolicyDecisionsDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Redis Cluster")
@@ -50,7 +58,7 @@ func TestPolicyDecisionsDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var admitted, failed atomic.Int64
+		var admitted, failed, lost atomic.Int64
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		for g := range 16 {
@@ -67,6 +75,8 @@ func TestPolicyDecisionsDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 					res, err := l.Allow(cctx, users[i%len(users)], p)
 					cancel()
 					switch {
+					case batch > 0 && errors.Is(err, ratelimit.ErrReplyLost):
+						lost.Add(1)
 					case err != nil:
 						failed.Add(1)
 						t.Logf("%s: %v", name, err)
@@ -90,12 +100,13 @@ func TestPolicyDecisionsDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 			}
 			counted += n
 		}
-		t.Logf("%s: %d migrations of slot %d: %d admitted, %d failed, the server counted %d", name, moves, slot, admitted.Load(), failed.Load(), counted)
-		if admitted.Load() == 0 {
+		a, f, r := admitted.Load(), failed.Load(), lost.Load()
+		t.Logf("%s: %d migrations of slot %d: %d admitted, %d failed, %d ErrReplyLost; the server counted %d", name, moves, slot, a, f, r, counted)
+		if a == 0 {
 			t.Fatalf("%s: nothing was decided during the migrations", name)
 		}
-		if failed.Load() != 0 || counted != admitted.Load() {
-			t.Fatalf("%s: %d calls failed while their slot migrated; %d admitted, %d counted", name, failed.Load(), admitted.Load(), counted)
+		if f != 0 || counted < a || counted > a+r {
+			t.Fatalf("%s: %d calls failed while their slot migrated (and %d ErrReplyLost); %d admitted, %d counted", name, f, r, a, counted)
 		}
 	}
 }
