@@ -30,6 +30,12 @@ var acquireScript = luascripts.NewIdempotent("lock/acquire.lua", acquireSource)
 // script set, once the server answers again (within the TTL of the
 // attempt; a lock it set later expires with its TTL). It never touches
 // another holder's lock.
+//
+// A lease whose reply came after its own deadline (RequestedAt + TTL -
+// the safety margin), as one that waited for slow replicas under
+// WithReplicas can, is not returned: the lock may have expired on the
+// server and been taken meanwhile. Acquire then releases the lock if it is
+// still this acquisition's and returns an error matching ErrDeadline.
 func (l *Locker) Acquire(ctx context.Context, name string, ttl time.Duration) (*Lease, error) {
 	return l.acquire(ctx, name, ttl, false)
 }
@@ -57,6 +63,16 @@ func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, wa
 		got, err = l.acquireReplicated(ctx, lease, keys, args)
 	} else {
 		got, err = l.acquireOne(ctx, lease, keys, args)
+	}
+	if err == nil && !time.Now().Before(got.Deadline(l.cfg.marginFor(ttl))) {
+		// The reply came after the lease's deadline (a WAIT for slow
+		// replicas can outlast the TTL): the lock may have expired on the
+		// server and been taken since, so the lease proves nothing. Give
+		// back what is still this acquisition's (by its own id).
+		_, _ = l.release(ctx, got)
+		err = fmt.Errorf("lock: acquire %q: the reply came %v after the request, past the lease's deadline (TTL %v): %w",
+			name, time.Since(lease.RequestedAt).Round(time.Millisecond), ttl, ErrDeadline)
+		got = nil
 	}
 	if l.cfg.on() {
 		l.acquireEvent(ctx, name, lease.RequestedAt, got, err)

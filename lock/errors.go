@@ -39,7 +39,8 @@ var (
 	ErrLeaseLost = errors.New("lock: lease lost")
 	// ErrDeadline is wrapped in ErrLeaseLost when the local deadline passed
 	// without a successful renewal, for example because Redis was
-	// unreachable or frozen.
+	// unreachable or frozen. Acquire returns it, with no lease, when its
+	// reply came after the lease's deadline.
 	ErrDeadline = errors.New("lock: local deadline passed without a renewal")
 	// ErrNotReplicated is returned by Acquire under WithReplicas(…,
 	// failClosed=true) when fewer replicas than required acknowledged the

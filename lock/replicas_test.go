@@ -90,3 +90,57 @@ func TestReplicaWaitAcquireFallsBackToEvalAfterScriptFlush(t *testing.T) {
 		t.Fatalf("acquire after SCRIPT FLUSH: %+v, %v; want token 1, acknowledged", lease, err)
 	}
 }
+
+// WithReplicas returns a lease only after WAIT counted it, and WAIT can
+// take longer than the lease's TTL (up to the timeout given to
+// WithReplicas). A lease that came back after its own deadline had already
+// expired on the server, and another holder could have taken the lock
+// meanwhile: two holders, each with a lease. Acquire must return no lease
+// then, and must not touch the other holder's lock.
+func TestAcquireWhoseReplicaAcknowledgedAfterTheTTLReturnsNoLease(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	r := s.StartReplica(t)
+	replicated := newLocker(t, s, lock.WithReplicas(1, 5*time.Second, true))
+	plain := newLocker(t, s)
+	ctx := context.Background()
+	const ttl = 150 * time.Millisecond
+
+	r.Partition(t)
+	type result struct {
+		lease *lock.Lease
+		err   error
+	}
+	got := make(chan result, 1)
+	go func() {
+		lease, err := replicated.Acquire(ctx, "job", ttl)
+		got <- result{lease, err}
+	}()
+	// The acquire takes the lock, then waits for the replica.
+	waitFor(t, 5*time.Second, "the replicated acquire to take the lock", func() bool {
+		h, err := plain.Holder(ctx, "job")
+		return err == nil && h.Held
+	})
+	// The lock expires on the primary while its WAIT waits for the replica;
+	// another holder takes it.
+	var other *lock.Lease
+	waitFor(t, 5*time.Second, "the lock to expire and be taken by another holder", func() bool {
+		l, err := plain.Acquire(ctx, "job", 10*time.Second)
+		if err == nil {
+			other = l
+		}
+		return err == nil
+	})
+	r.Heal(t)
+	res := <-got
+	if res.err == nil {
+		t.Fatalf("a lease came back %v after its request, past its deadline (TTL %v), while another holder held the lock: two holders",
+			time.Since(res.lease.RequestedAt).Round(time.Millisecond), ttl)
+	}
+	t.Logf("acquire whose replica acknowledged after the TTL: %v", res.err)
+	if !errors.Is(res.err, lock.ErrDeadline) {
+		t.Fatalf("acquire: %v, want ErrDeadline", res.err)
+	}
+	if h, err := plain.Holder(ctx, "job"); err != nil || !h.Held || h.Token != other.Token {
+		t.Fatalf("holder %+v, %v; want the other holder's lock untouched (token %d)", h, err, other.Token)
+	}
+}
