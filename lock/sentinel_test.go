@@ -179,9 +179,11 @@ func (a *acquirers) overlapping(from time.Time) int {
 //
 // WithReplicas(2) (both replicas, fail closed) composes with either scheme:
 // no token is reissued. It narrows the window of two holders and does not
-// close it: measured, about one lease in 50 to 100 after a fault still began
-// while another holder counted on its lease (reported, not asserted: the
-// lock does not promise more). A replica that was cut off, or fewer
+// close it. About one lease in 50 to 100 after a fault began while another
+// holder counted on its lease, until Acquire stopped returning a lease whose
+// WAIT outlasted its TTL (TestAcquireWhoseReplicaAcknowledgedAfterTheTTLReturnsNoLease);
+// measured since, 2 of 825 in two runs, and at most 1% is asserted over the
+// WithReplicas variants of the three faults. A replica that was cut off, or fewer
 // replicas acknowledged than could be promoted, and the lock vanishes; then
 // two holders for up to one TTL, and only the fence, refusing the older once
 // the newer writes, keeps the resource right (package fence's
@@ -213,6 +215,7 @@ func TestSentinelFailoverReissuesTokensUnlessTheyFollowTheServerClock(t *testing
 		{"SIGKILL", sen.KillPrimary},
 		{"SIGSTOP past down-after", sen.FreezePrimary},
 	}
+	var replicatedLeases, replicatedOverlaps int
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			// Leases are being handed out before the fault and after it.
@@ -235,7 +238,15 @@ func TestSentinelFailoverReissuesTokensUnlessTheyFollowTheServerClock(t *testing
 				if (v.monotonic || v.replicated) && reissued > 0 {
 					t.Errorf("%s: %d leases reissued a token", v.name, reissued)
 				}
+				if v.replicated {
+					replicatedLeases += counted
+					replicatedOverlaps += overlaps
+				}
 			}
 		})
+	}
+	t.Logf("WithReplicas(2): %d of %d leases since the faults began while another holder counted on its lease", replicatedOverlaps, replicatedLeases)
+	if replicatedOverlaps*100 > replicatedLeases {
+		t.Errorf("WithReplicas(2): %d of %d leases since the faults began while another holder counted on its lease, above 1%%", replicatedOverlaps, replicatedLeases)
 	}
 }
