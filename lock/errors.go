@@ -47,9 +47,11 @@ var (
 	// too, the error says so and the lock expires with its TTL.
 	ErrNotReplicated = errors.New("lock: not acknowledged by enough replicas")
 	// ErrRedisTooOld is matched by the error of a call that a server older
-	// than 7.0 refused (EVALSHA_RO, script flags): lock needs Redis 7.0 or
-	// later. Preflight reports the server's version before any call. It is
-	// the same error as fence.ErrRedisTooOld and ratelimit.ErrRedisTooOld.
+	// than 7.0 refused (EVALSHA_RO, script flags, and Acquire's SET with
+	// both NX and GET, which 6.2 answers "ERR syntax error"): lock needs
+	// Redis 7.0 or later. Preflight reports the server's version before any
+	// call. It is the same error as fence.ErrRedisTooOld and
+	// ratelimit.ErrRedisTooOld.
 	ErrRedisTooOld = luascripts.ErrRedisTooOld
 )
 
