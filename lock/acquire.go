@@ -40,7 +40,7 @@ func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, wa
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	ttl, err := checkTTL(ttl)
+	ttl, err := l.checkTTL(ttl)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,10 @@ var (
 	ErrInvalidName = errors.New("lock: invalid name")
 	// ErrInvalidTTL is returned, without a round trip, for a TTL under one
 	// millisecond (Redis expires keys with millisecond precision), or one
-	// that leaves no time once the safety margin is taken off.
+	// that leaves no time once the safety margin is taken off (with the
+	// default margin, TTL/100 + 2ms, any TTL up to 2ms): by Acquire,
+	// AcquireWait, Extend and WithLock. Keep and WithLock also return it
+	// for a renew interval that is not under the TTL minus the margin.
 	ErrInvalidTTL = errors.New("lock: invalid ttl")
 	// ErrInvalidLease is returned for a nil lease or one not made by Acquire.
 	ErrInvalidLease = errors.New("lock: invalid lease")
