@@ -7,6 +7,11 @@
 test: servers
 	scripts/test.sh
 
+# The inner loop: make test with -short, which skips the long fault tests
+# (Sentinel and Cluster failovers). CI runs make test, all of them.
+test-quick: servers
+	QUICK=1 scripts/test.sh
+
 # The release check (scripts/release-check.sh) on changes made for the
 # purpose in a scratch clone, then on every library module changed since
 # BASE (default: where this branch left main): API diff, the next version it
