@@ -39,6 +39,7 @@ expect() {
 	for p in "${patterns[@]}"; do grep -qE -- "$p" <<<"$out" || ok=false; done
 	if $ok; then
 		echo "ok   release-check.sh $* -> exit $got"
+		sed 's/^/     /' <<<"$out"
 	else
 		echo "FAIL release-check.sh $*: exit $got, want $code and ${patterns[*]}:"
 		sed 's/^/     /' <<<"$out"
