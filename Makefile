@@ -2,10 +2,24 @@
 # Each module of the workspace is tested in its own directory, because
 # `go test ./...` at the root of a workspace with no root module fails.
 
-.PHONY: test lint demo bench bench-server-cost experiment servers check-modules consumer try-checkout test-floors actionlint
+.PHONY: test test-quick release-check lint demo bench bench-server-cost experiment servers check-modules consumer try-checkout test-floors actionlint
 
 test: servers
 	scripts/test.sh
+
+# The inner loop: make test with -short, which skips the long fault tests
+# (Sentinel and Cluster failovers). CI runs make test, all of them.
+test-quick: servers
+	QUICK=1 scripts/test.sh
+
+# The release check (scripts/release-check.sh) on changes made for the
+# purpose in a scratch clone, then on every library module changed since
+# BASE (default: where this branch left main): API diff, the next version it
+# allows, a CHANGELOG line.
+BASE ?= $(shell git merge-base main HEAD)
+release-check:
+	scripts/test-release-check.sh
+	scripts/release-check.sh --base $(BASE)
 
 lint: check-modules actionlint
 	scripts/lint.sh

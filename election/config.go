@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -75,8 +76,13 @@ type Config struct {
 	// leaders out of every key of the scope.
 	Fence *fence.Store
 
-	// Observer receives role transitions and leader changes.
+	// Observer receives role transitions, leader changes and failed
+	// attempts.
 	Observer Observer
+	// Logger, when set, logs each failed attempt to take the lease (what
+	// Observer.OnAttemptFailed receives) at level Warn, with the error and
+	// whether Run retries it; nothing else. Nil logs nothing.
+	Logger *slog.Logger
 }
 
 // withDefaults fills the zero fields and validates the result.

@@ -71,10 +71,14 @@
 //
 // Run rides out Redis errors that may pass (a lost connection, a timeout, a
 // failover in progress) and retries them. It returns at once, with the
-// error, on those no retry can fix: an ACL that refuses the election's
-// commands (NOPERM), a server without them (a Redis too old), a key of
-// another type under the election's keys (WRONGTYPE). New refuses a Name
-// package lock would refuse. docs/decisions/0009-election-term-ends-on-a-stale-write.md
+// error, on those no retry can fix: credentials the server refuses
+// (WRONGPASS, NOAUTH), an ACL that refuses the election's commands
+// (NOPERM), a server without them (a Redis too old: lock.ErrRedisTooOld), a
+// key of another type under the election's keys (WRONGTYPE). New refuses a
+// Name package lock would refuse. Either way the failure is not silent:
+// every failed attempt reaches Observer.OnAttemptFailed and Config.Logger,
+// and Healthy fails (ErrUnreachable) once Redis has answered none of a
+// contending node's attempts for longer than TTL + RetryInterval. docs/decisions/0009-election-term-ends-on-a-stale-write.md
 // records both rules.
 //
 // Also not guaranteed, as for package lock: survival of the lease across a

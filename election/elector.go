@@ -41,6 +41,20 @@ type Elector struct {
 	ctl    *termCtl     // non-nil while this node holds a term
 
 	seen LeaderInfo // the last term this node saw, for OnLeaderChange
+
+	reach reach // whether this node's attempts reach Redis, for Healthy
+}
+
+// reach is what Healthy knows of this node's attempts to take the lease,
+// from package lock's report of each (lockEvent).
+type reach struct {
+	mu sync.Mutex
+	// since is, while this node contends, when Redis last answered one of
+	// its attempts, or when it began to contend if none was answered since;
+	// zero while it leads, and when Run is not running (unless Run returned
+	// an attempt's error).
+	since time.Time
+	err   error // the last failed attempt's error, since then
 }
 
 // termCtl lets Resign end a term and wait for its end.
@@ -61,7 +75,9 @@ func New(client Client, cfg Config) (*Elector, error) {
 	if err != nil {
 		return nil, err
 	}
+	e := &Elector{cfg: cfg}
 	opts := []lock.Option{
+		lock.WithHook(e.lockEvent),
 		lock.WithPrefix(cfg.Prefix),
 		lock.WithOwner(ownerLabel(cfg.NodeID, cfg.Value)),
 		// A waiting follower's fallback retry, when no release notification
@@ -81,7 +97,45 @@ func New(client Client, cfg Config) (*Elector, error) {
 			return nil, &configError{detail: "the fence", cause: err}
 		}
 	}
-	return &Elector{cfg: cfg, locker: locker, fence: store}, nil
+	e.locker, e.fence = locker, store
+	return e, nil
+}
+
+// lockEvent keeps, from package lock's report of each attempt to take the
+// lease (Acquire, and each attempt of AcquireWait), when Redis last
+// answered one: acquired or refused. A failed attempt (not reached, or
+// refused to this node) is kept for Healthy to quote, unless Run's context
+// ended it.
+func (e *Elector) lockEvent(ctx context.Context, ev lock.Event) {
+	if ev.Op != lock.OpAcquire {
+		return
+	}
+	now := time.Now()
+	e.reach.mu.Lock()
+	defer e.reach.mu.Unlock()
+	switch {
+	case e.reach.since.IsZero(): // not contending: an attempt of Resign's or lead's, or none of Run's
+	case ev.Outcome != lock.OutcomeError:
+		e.reach.since, e.reach.err = now, nil
+	case ctx.Err() == nil:
+		e.reach.err = ev.Err
+	}
+}
+
+// contending starts (at now) or ends (zero) the clock Healthy reads.
+func (e *Elector) contending(since time.Time) {
+	e.reach.mu.Lock()
+	e.reach.since, e.reach.err = since, nil
+	e.reach.mu.Unlock()
+}
+
+// unanswered returns since when Redis has answered none of this node's
+// attempts, and the last failed one's error; a zero time while this node
+// does not contend.
+func (e *Elector) unanswered() (time.Time, error) {
+	e.reach.mu.Lock()
+	defer e.reach.mu.Unlock()
+	return e.reach.since, e.reach.err
 }
 
 // NodeID returns this node's id (Config.NodeID, or the default made for it).

@@ -26,6 +26,12 @@ var (
 	// HealthHandler) when this node still holds a term past its local
 	// deadline: it is wedged.
 	ErrPastDeadline = errors.New("election: leading past the lease's deadline")
+	// ErrUnreachable is returned by Healthy (and reported by
+	// HealthHandler) when Redis has answered none of this node's attempts
+	// to take the lease for longer than TTL + RetryInterval: it cannot
+	// reach Redis, or Redis refuses it (a wrong password, an ACL). The
+	// error also wraps the last attempt's error.
+	ErrUnreachable = errors.New("election: cannot reach redis, or refused by it")
 	// ErrNotLeading is returned by Resign when this node holds no term.
 	ErrNotLeading = errors.New("election: not leading")
 	// ErrNoLeader is returned by Leader when nobody holds the leadership.

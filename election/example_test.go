@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"net/http"
 	"os"
 	"time"
@@ -133,7 +134,8 @@ func ExampleElector_Epoch() {
 	}
 }
 
-// Wire the transitions to your own logger; the package logs nothing.
+// Wire the transitions to your own logger; the package logs nothing of
+// its own (but see Config.Logger).
 func ExampleObserver() {
 	_, err := election.New(newClient(), election.Config{
 		Name: "report-builder",
@@ -266,7 +268,30 @@ func ExampleElector_Healthy() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := e.Healthy(time.Second); errors.Is(err, election.ErrPastDeadline) {
+	switch err := e.Healthy(time.Second); {
+	case errors.Is(err, election.ErrPastDeadline):
 		log.Fatal("wedged while leading: ", err)
+	case errors.Is(err, election.ErrUnreachable):
+		log.Fatal("cannot use Redis (down, or a wrong password): ", err)
 	}
+}
+
+// A node that cannot reach Redis, or whose password Redis refuses, says so
+// on every attempt instead of waiting silently as if it followed.
+func ExampleObserver_attemptFailed() {
+	e, err := election.New(newClient(), election.Config{
+		Name:   "report-builder",
+		Logger: slog.Default(), // one Warn line per failed attempt
+		Observer: election.Observer{
+			OnAttemptFailed: func(err error, gaveUp bool) {
+				if gaveUp { // WRONGPASS, NOAUTH, NOPERM, a Redis too old: Run returns it
+					log.Printf("election cannot run: %v", err)
+				}
+			},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = e
 }

@@ -45,11 +45,13 @@ func baseConfig(s *redistest.Server, name, node string, ttl, renew time.Duration
 
 // event is one Observer call, with when it happened.
 type event struct {
-	kind   string // "elected", "demoted", "follower", "leader"
+	kind   string // "elected", "demoted", "follower", "leader", "failed"
 	epoch  int64
 	reason election.Reason
 	held   time.Duration // for "demoted": the term's length
 	leader election.LeaderInfo
+	err    error // for "failed": the attempt's error
+	gaveUp bool  // for "failed": Run returns it
 	at     time.Time
 }
 
@@ -72,8 +74,9 @@ func (r *recorder) observer() election.Observer {
 		OnDemoted: func(epoch int64, reason election.Reason, held time.Duration) {
 			r.add(event{kind: "demoted", epoch: epoch, reason: reason, held: held})
 		},
-		OnFollower:     func(l election.LeaderInfo) { r.add(event{kind: "follower", leader: l}) },
-		OnLeaderChange: func(l election.LeaderInfo) { r.add(event{kind: "leader", leader: l, epoch: l.Epoch}) },
+		OnFollower:      func(l election.LeaderInfo) { r.add(event{kind: "follower", leader: l}) },
+		OnLeaderChange:  func(l election.LeaderInfo) { r.add(event{kind: "leader", leader: l, epoch: l.Epoch}) },
+		OnAttemptFailed: func(err error, gaveUp bool) { r.add(event{kind: "failed", err: err, gaveUp: gaveUp}) },
 	}
 }
 
@@ -81,6 +84,17 @@ func (r *recorder) all() []event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.events)
+}
+
+// of returns the events of kind recorded so far.
+func (r *recorder) of(kind string) []event {
+	var out []event
+	for _, e := range r.all() {
+		if e.kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // count returns how many events of kind were recorded.

@@ -2,11 +2,13 @@ package election
 
 import "time"
 
-// Observer receives this node's role transitions and the leader changes it
-// sees, and nothing else: not every renewal, not every refused attempt, not
-// transient Redis errors (their consequence, if any, is a demotion). The
-// package logs nothing of its own; wire these to your logger or metrics.
-// Every field is optional; a nil one costs nothing.
+// Observer receives this node's role transitions, the leader changes it
+// sees and the attempts to take the lease that failed, and nothing else:
+// not every renewal, not every refused attempt (another node leading is
+// OnFollower), not a failed renewal (its consequence, if any, is a
+// demotion). The package logs only what Config.Logger asks for; wire these
+// to your logger or metrics. Every field is optional; a nil one costs
+// nothing.
 //
 // The callbacks run on Run's goroutines, one at a time, in the order the
 // transitions happen. They must not block: Run waits for each (the lease is
@@ -32,6 +34,13 @@ type Observer struct {
 	// node's own, at its election (before OnElected). Every node that runs
 	// gets it, including one that never leads.
 	OnLeaderChange func(leader LeaderInfo)
+	// OnAttemptFailed is called with the error of every attempt to take the
+	// lease that failed: Redis unreachable or too slow, this node's
+	// credentials refused (WRONGPASS, NOAUTH), an ACL refusal, a server
+	// too old. Run then retries after RetryInterval, or returns the error
+	// when no retry can fix it (see Run); gaveUp says which. An attempt
+	// cut short by the end of Run's context is not reported.
+	OnAttemptFailed func(err error, gaveUp bool)
 }
 
 func (o Observer) elected(epoch int64) {
@@ -55,5 +64,11 @@ func (o Observer) follower(l LeaderInfo) {
 func (o Observer) leaderChange(l LeaderInfo) {
 	if o.OnLeaderChange != nil {
 		o.OnLeaderChange(l)
+	}
+}
+
+func (o Observer) attemptFailed(err error, gaveUp bool) {
+	if o.OnAttemptFailed != nil {
+		o.OnAttemptFailed(err, gaveUp)
 	}
 }

@@ -196,3 +196,43 @@ func TestFnReturningErrStaleEndsTheTermFencedOutAndRunGoesOn(t *testing.T) {
 	default:
 	}
 }
+
+// A wrong password is refused the same way on every attempt: a rotated
+// secret must not look like a follower waiting its turn.
+func TestRunStopsOnAWrongPasswordInsteadOfRetrying(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	if err := client(t, s).Do(context.Background(), "ACL", "SETUSER", "app", "on", ">right", "~*", "&*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := client(t, s, func(o *redis.Options) { o.Username, o.Password = "app", "wrong" })
+	if err := runUntilItGivesUp(t, c, permanentConfig(s, "wrongpass"), "WRONGPASS"); redisCode(err) != "WRONGPASS" {
+		t.Fatalf("Run: %v, want a redis.Error with code WRONGPASS", err)
+	}
+}
+
+// A server that requires a password the node does not give answers NOAUTH
+// to every attempt.
+func TestRunStopsWithoutThePasswordTheServerRequiresInsteadOfRetrying(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	admin := client(t, s)
+	// The admin connection stays authenticated; new ones must give it.
+	if err := admin.Do(context.Background(), "CONFIG", "SET", "requirepass", "secret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := client(t, s)
+	if err := runUntilItGivesUp(t, c, permanentConfig(s, "noauth"), "NOAUTH"); redisCode(err) != "NOAUTH" {
+		t.Fatalf("Run: %v, want a redis.Error with code NOAUTH", err)
+	}
+}
+
+// Redis 6.2 refuses the acquire script with "ERR syntax error" (its SET
+// with NX and GET is 7.0's): on every attempt, so Run returns it, matching
+// lock.ErrRedisTooOld, instead of retrying until its context ends.
+func TestRunStopsOnRedis62sRefusalOfTheAcquireScriptInsteadOfRetrying(t *testing.T) {
+	s := redistest.Start(t)
+	r := redistest.StartRedis62(t, s.Addr())
+	c := client(t, s, func(o *redis.Options) { o.Addr = r.Addr() })
+	if err := runUntilItGivesUp(t, c, permanentConfig(s, "redis62"), "needs Redis 7.0"); !errors.Is(err, lock.ErrRedisTooOld) {
+		t.Fatalf("Run: %v, want an error matching lock.ErrRedisTooOld", err)
+	}
+}

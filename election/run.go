@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -45,10 +46,16 @@ import (
 // releases the lease and returns that error; an error fn returns after its
 // context was cancelled is taken for the cancellation and dropped.
 // Run also returns, without retrying, an error that retrying cannot fix:
-// a server that refuses the election's commands (an ACL without them,
-// NOPERM), does not have them (a Redis too old), or holds a key of another
-// type under the election's keys (WRONGTYPE). Match it with redis.Error.
-// Other Redis errors are retried every RetryInterval.
+// a server that refuses this node's credentials (a wrong password,
+// WRONGPASS; none given where one is required, NOAUTH), refuses the
+// election's commands (an ACL without them, NOPERM), does not have them (a
+// Redis too old: lock.ErrRedisTooOld), or holds a key of another type under
+// the election's keys (WRONGTYPE). Match it with redis.Error, or errors.Is
+// for lock.ErrRedisTooOld. Other Redis errors are retried every
+// RetryInterval. Every failed attempt, retried or not, is reported to
+// Observer.OnAttemptFailed and Config.Logger, and Healthy fails once Redis
+// has answered none of this node's attempts for longer than TTL +
+// RetryInterval.
 // Otherwise Run returns when ctx ends, with an error matching ctx.Err(),
 // after releasing any lease and with no goroutine of its own left. Run
 // returns ErrRunning if this Elector is already running.
@@ -63,7 +70,11 @@ func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, term Ter
 	defer e.running.Store(false)
 
 	for {
+		e.contending(time.Now())
 		lease, err := e.contend(ctx)
+		if ctx.Err() != nil || err == nil {
+			e.contending(time.Time{}) // leading, or stopped; an attempt's error stays for Healthy
+		}
 		if err != nil {
 			return fmt.Errorf("election: run %q: %w", e.cfg.Name, err)
 		}
@@ -100,7 +111,9 @@ func (e *Elector) contend(ctx context.Context) (*lock.Lease, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if permanent(err) {
+		gaveUp := permanent(err)
+		e.attemptFailed(ctx, err, gaveUp)
+		if gaveUp {
 			return nil, err
 		}
 		// Redis failed us, for now: try again later.
@@ -108,6 +121,22 @@ func (e *Elector) contend(ctx context.Context) (*lock.Lease, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// attemptFailed reports a failed attempt to the Logger and the Observer.
+func (e *Elector) attemptFailed(ctx context.Context, err error, gaveUp bool) {
+	defer e.cfg.Observer.attemptFailed(err, gaveUp)
+	if e.cfg.Logger == nil {
+		return
+	}
+	attrs := []slog.Attr{slog.String("election", e.cfg.Name), slog.String("node", e.cfg.NodeID),
+		slog.String("error", err.Error())}
+	msg := "election: attempt to lead failed; Run returns, no retry can fix it"
+	if !gaveUp {
+		msg = "election: attempt to lead failed; retrying"
+		attrs = append(attrs, slog.Duration("retry_in", e.cfg.RetryInterval))
+	}
+	e.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, msg, attrs...)
 }
 
 // waitWatching waits for the lease (lock's AcquireWait). When the Observer
@@ -272,14 +301,16 @@ func (e *Elector) fencedOut(ctx context.Context, k *lock.Keeper) Reason {
 
 // permanent reports whether err, from an attempt to take the lease, is one
 // that retrying cannot fix, so Run returns it instead of retrying until its
-// context ends: a name lock refuses; or a server that refuses the commands
-// (an ACL without them: NOPERM, or the error of a script that ran one), does not know them (a Redis too old for
-// the scripts: unknown command, a script that does not compile), or finds
-// a key of another type where the election's keys belong (WRONGTYPE).
+// context ends: a name lock refuses; or a server that refuses this node's
+// credentials (WRONGPASS, NOAUTH), refuses the commands (an ACL without
+// them: NOPERM, or the error of a script that ran one), does not know them
+// (a Redis too old for the scripts: lock.ErrRedisTooOld, unknown command, a
+// script that does not compile), or finds a key of another type where the
+// election's keys belong (WRONGTYPE).
 // Anything else (a connection lost, a timeout, LOADING, READONLY during a
 // failover, BUSY, OOM) may pass, and is retried.
 func permanent(err error) bool {
-	if errors.Is(err, lock.ErrInvalidName) {
+	if errors.Is(err, lock.ErrInvalidName) || errors.Is(err, lock.ErrRedisTooOld) {
 		return true
 	}
 	var rerr redis.Error
@@ -287,7 +318,7 @@ func permanent(err error) bool {
 		return false
 	}
 	msg := rerr.Error()
-	for _, code := range []string{"NOPERM", "WRONGTYPE"} {
+	for _, code := range []string{"NOPERM", "WRONGTYPE", "WRONGPASS", "NOAUTH"} {
 		// A script's error keeps the code first (Redis 7) or names it
 		// after the script's location (Redis 6).
 		if strings.HasPrefix(msg, code+" ") || strings.Contains(msg, ": "+code+" ") {

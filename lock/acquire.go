@@ -3,8 +3,11 @@ package lock
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/luascripts"
 )
@@ -46,7 +49,7 @@ func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, wa
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	ttl, err := checkTTL(ttl)
+	ttl, err := l.checkTTL(ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +87,7 @@ func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, wa
 func (l *Locker) acquireOne(ctx context.Context, lease *Lease, keys []string, args []any) (*Lease, error) {
 	res, err := acquireScript.Run(ctx, l.client, keys, args...).Result()
 	if err != nil {
+		err = acquireTooOld(err)
 		if noReply(err) {
 			l.cleanUp(lease)
 		}
@@ -93,6 +97,19 @@ func (l *Locker) acquireOne(ctx context.Context, lease *Lease, keys []string, ar
 		return nil, err
 	}
 	return lease, nil
+}
+
+// acquireTooOld wraps with ErrRedisTooOld the error Redis 6.2 gives the
+// acquire script: 6.2 runs the script, but its parser refuses the first
+// command, a SET with both NX and GET (allowed from 7.0), with a bare
+// "ERR syntax error" that the script returns. No other command of the
+// script can be refused with those words.
+func acquireTooOld(err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) && rerr.Error() == "ERR syntax error" {
+		return fmt.Errorf("%w (SET with NX and GET): %w", ErrRedisTooOld, err)
+	}
+	return err
 }
 
 // acquireArgs returns acquire.lua's KEYS and ARGV for lease.

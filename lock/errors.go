@@ -22,7 +22,10 @@ var (
 	ErrInvalidName = errors.New("lock: invalid name")
 	// ErrInvalidTTL is returned, without a round trip, for a TTL under one
 	// millisecond (Redis expires keys with millisecond precision), or one
-	// that leaves no time once the safety margin is taken off.
+	// that leaves no time once the safety margin is taken off (with the
+	// default margin, TTL/100 + 2ms, any TTL up to 2ms): by Acquire,
+	// AcquireWait, Extend and WithLock. Keep and WithLock also return it
+	// for a renew interval that is not under the TTL minus the margin.
 	ErrInvalidTTL = errors.New("lock: invalid ttl")
 	// ErrInvalidLease is returned for a nil lease or one not made by Acquire.
 	ErrInvalidLease = errors.New("lock: invalid lease")
@@ -48,9 +51,11 @@ var (
 	// too, the error says so and the lock expires with its TTL.
 	ErrNotReplicated = errors.New("lock: not acknowledged by enough replicas")
 	// ErrRedisTooOld is matched by the error of a call that a server older
-	// than 7.0 refused (EVALSHA_RO, script flags): lock needs Redis 7.0 or
-	// later. Preflight reports the server's version before any call. It is
-	// the same error as fence.ErrRedisTooOld and ratelimit.ErrRedisTooOld.
+	// than 7.0 refused (EVALSHA_RO, script flags, and Acquire's SET with
+	// both NX and GET, which 6.2 answers "ERR syntax error"): lock needs
+	// Redis 7.0 or later. Preflight reports the server's version before any
+	// call. It is the same error as fence.ErrRedisTooOld and
+	// ratelimit.ErrRedisTooOld.
 	ErrRedisTooOld = luascripts.ErrRedisTooOld
 	// ErrReplyLost is matched by the error of a call whose connection
 	// failed after it was sent: go-redis would send it again, and it is

@@ -24,7 +24,7 @@ func (l *Locker) Extend(ctx context.Context, lease *Lease, ttl time.Duration) er
 	if err := checkLease(lease); err != nil {
 		return err
 	}
-	ttl, err := checkTTL(ttl)
+	ttl, err := l.checkTTL(ttl)
 	if err != nil {
 		return err
 	}

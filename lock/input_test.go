@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 )
 
@@ -42,24 +43,13 @@ func TestNewRejectsNilClientAndBadOptions(t *testing.T) {
 // The client points at a port nobody listens on: any round trip would fail
 // with a connection error, not with the typed error.
 func TestBadInputIsRejectedWithoutARoundTrip(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
-	defer c.Close()
+	c := noServer(t)
 	l, err := lock.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, ttl := range []time.Duration{0, -time.Second, time.Millisecond - 1, 999 * time.Microsecond} {
-		if _, err := l.Acquire(ctx, "job", ttl); !errors.Is(err, lock.ErrInvalidTTL) {
-			t.Errorf("acquire ttl %v: %v, want ErrInvalidTTL", ttl, err)
-		}
-		if _, err := l.AcquireWait(ctx, "job", ttl); !errors.Is(err, lock.ErrInvalidTTL) {
-			t.Errorf("acquire-wait ttl %v: %v, want ErrInvalidTTL", ttl, err)
-		}
-		if err := l.WithLock(ctx, "job", ttl, func(context.Context, *lock.Lease) error { return nil }); !errors.Is(err, lock.ErrInvalidTTL) {
-			t.Errorf("with-lock ttl %v: %v, want ErrInvalidTTL", ttl, err)
-		}
-	}
+	refusesTTL(t, l, 0, -time.Second, time.Millisecond-1, 999*time.Microsecond)
 	// A name starting with '}' would give the lock and its counter an empty
 	// hash tag, and so two Cluster slots.
 	if _, err := l.Acquire(ctx, "}x", time.Second); !errors.Is(err, lock.ErrInvalidName) {
@@ -96,10 +86,86 @@ func TestBadInputIsRejectedWithoutARoundTrip(t *testing.T) {
 	}
 }
 
+// noServer returns a client of a port nobody listens on, which does not
+// retry: any round trip fails at once with a connection error.
+func noServer(t *testing.T) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// refusesTTL checks that Acquire, AcquireWait and WithLock refuse each ttl
+// with ErrInvalidTTL.
+func refusesTTL(t *testing.T, l *lock.Locker, ttls ...time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	for _, ttl := range ttls {
+		if _, err := l.Acquire(ctx, "job", ttl); !errors.Is(err, lock.ErrInvalidTTL) {
+			t.Errorf("acquire ttl %v: %v, want ErrInvalidTTL", ttl, err)
+		}
+		if _, err := l.AcquireWait(ctx, "job", ttl); !errors.Is(err, lock.ErrInvalidTTL) {
+			t.Errorf("acquire-wait ttl %v: %v, want ErrInvalidTTL", ttl, err)
+		}
+		if err := l.WithLock(ctx, "job", ttl, func(context.Context, *lock.Lease) error { return nil }); !errors.Is(err, lock.ErrInvalidTTL) {
+			t.Errorf("with-lock ttl %v: %v, want ErrInvalidTTL", ttl, err)
+		}
+	}
+}
+
 func TestLeaseDeadlineIsRequestTimePlusTTLMinusMargin(t *testing.T) {
 	at := time.Now()
 	l := lock.Lease{TTL: 300 * time.Millisecond, RequestedAt: at}
 	if got := l.Deadline(20 * time.Millisecond); !got.Equal(at.Add(280 * time.Millisecond)) {
 		t.Fatalf("deadline %v, want %v", got.Sub(at), 280*time.Millisecond)
+	}
+}
+
+// ErrInvalidTTL's doc promises a refusal, without a round trip, of a TTL
+// that leaves no time once the safety margin is taken off; Acquire used to
+// send a 2ms one (default margin 2ms + TTL/100) and hand out a lease whose
+// deadline was before its request. The client points at a port nobody
+// listens on, so a TTL that got past the check fails with a connection
+// error instead.
+func TestATTLTheSafetyMarginEatsWholeIsRefusedWithoutARoundTrip(t *testing.T) {
+	c := noServer(t)
+	l, err := lock.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	refusesTTL(t, l, time.Millisecond, 2*time.Millisecond)
+	_, err = l.Acquire(ctx, "job", 2*time.Millisecond)
+	t.Logf("acquire 2ms: %v", err)
+	// Above the margin, the TTL is sent.
+	if _, err := l.Acquire(ctx, "job", 3*time.Millisecond); errors.Is(err, lock.ErrInvalidTTL) || err == nil {
+		t.Errorf("acquire ttl 3ms (margin 2.03ms): %v, want a connection error", err)
+	}
+	// Without a margin, 1ms leaves time.
+	bare, err := lock.New(c, lock.WithSafetyMargin(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bare.Acquire(ctx, "job", time.Millisecond); errors.Is(err, lock.ErrInvalidTTL) || err == nil {
+		t.Errorf("acquire ttl 1ms without a margin: %v, want a connection error", err)
+	}
+}
+
+// Extend refuses such a TTL too, before the round trip that would set it.
+func TestExtendToATTLTheSafetyMarginEatsWholeIsRefused(t *testing.T) {
+	s := redistest.Start(t)
+	l := newLocker(t, s)
+	ctx := context.Background()
+	lease, err := l.Acquire(ctx, "job", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Extend(ctx, lease, 2*time.Millisecond); !errors.Is(err, lock.ErrInvalidTTL) {
+		t.Errorf("extend to 2ms: %v, want ErrInvalidTTL", err)
+	}
+	if lease.TTL != time.Second {
+		t.Errorf("lease TTL %v after the refused extend, want 1s unchanged", lease.TTL)
+	}
+	if pttl := client(t, s).PTTL(ctx, lockKey(s, "job")).Val(); pttl < 500*time.Millisecond {
+		t.Errorf("lock's PTTL %v after the refused extend, want still near 1s", pttl)
 	}
 }

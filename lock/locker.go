@@ -50,13 +50,19 @@ func New(client Client, opts ...Option) (*Locker, error) {
 	return &Locker{client: client, cfg: cfg}, nil
 }
 
-// checkTTL rejects what Redis cannot express and truncates to whole
-// milliseconds, so the lease never claims more time than the server gives.
-func checkTTL(ttl time.Duration) (time.Duration, error) {
+// checkTTL rejects what Redis cannot express, and a TTL that leaves no time
+// once the safety margin is taken off (the lease's deadline would be no
+// later than its request), and truncates to whole milliseconds, so the
+// lease never claims more time than the server gives.
+func (l *Locker) checkTTL(ttl time.Duration) (time.Duration, error) {
 	if ttl < time.Millisecond {
 		return 0, fmt.Errorf("%w: %v (want ≥ 1ms)", ErrInvalidTTL, ttl)
 	}
-	return ttl.Truncate(time.Millisecond), nil
+	ttl = ttl.Truncate(time.Millisecond)
+	if margin := l.cfg.marginFor(ttl); ttl <= margin {
+		return 0, fmt.Errorf("%w: %v leaves no time once the safety margin %v is taken off", ErrInvalidTTL, ttl, margin)
+	}
+	return ttl, nil
 }
 
 func checkLease(lease *Lease) error {

@@ -18,6 +18,7 @@ func (l *Locker) acquireReplicated(ctx context.Context, lease *Lease, keys []str
 	})
 	res, err := cmd.Result()
 	if err != nil {
+		err = acquireTooOld(err)
 		if noReply(err) {
 			l.cleanUp(lease)
 		}

@@ -27,7 +27,7 @@ func (l *Locker) AcquireWait(ctx context.Context, name string, ttl time.Duration
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	if _, err := checkTTL(ttl); err != nil {
+	if _, err := l.checkTTL(ttl); err != nil {
 		return nil, err
 	}
 	if l.cfg.on() {

@@ -34,7 +34,7 @@ func (l *Locker) WithLock(ctx context.Context, name string, ttl time.Duration, f
 	if err := checkName(name); err != nil {
 		return err
 	}
-	ttl, err := checkTTL(ttl)
+	ttl, err := l.checkTTL(ttl)
 	if err != nil {
 		return err
 	}

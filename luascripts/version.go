@@ -23,9 +23,14 @@ func CheckVersion(err error) error {
 		return err
 	}
 	msg := strings.ToLower(err.Error())
-	if strings.Contains(msg, "unknown command 'evalsha_ro'") ||
-		strings.Contains(msg, "unknown command 'eval_ro'") ||
-		strings.Contains(msg, "unexpected symbol near '#'") {
+	for _, cmd := range []string{"evalsha_ro", "eval_ro"} {
+		// 7.0 quotes the command it does not know (as when it is renamed
+		// away); 6.2 puts it in backticks.
+		if strings.Contains(msg, "unknown command '"+cmd+"'") || strings.Contains(msg, "unknown command `"+cmd+"`") {
+			return fmt.Errorf("%w: %w", ErrRedisTooOld, err)
+		}
+	}
+	if strings.Contains(msg, "unexpected symbol near '#'") {
 		return fmt.Errorf("%w: %w", ErrRedisTooOld, err)
 	}
 	return err

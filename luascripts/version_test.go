@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/luascripts"
 )
@@ -29,12 +31,40 @@ func TestAServerWithoutTheReadOnlyCommandsSaysItNeedsRedis7(t *testing.T) {
 	}
 }
 
-// The replies Redis 6.2 gives (no 6.2 server here: the texts are 6.2's, for
-// EVALSHA_RO, EVAL_RO, and a script with a flags line).
-func TestCheckVersionKnowsRedis62sRefusals(t *testing.T) {
+// Redis 6.2 words an unknown command with backticks ("unknown command
+// `evalsha_ro`, with args beginning with: `…`, "), where 7.0 (and the
+// renamed-away stand-in above) uses quotes: through a relay that answers as
+// 6.2 does, a read-only script still says the server is too old, and so
+// does a script with a flags line sent by EVAL.
+func TestRedis62sRefusalOfTheReadOnlyScriptsSaysItNeedsRedis7(t *testing.T) {
+	s := redistest.Start(t)
+	r := redistest.StartRedis62(t, s.Addr())
+	c := s.Client(t, func(o *redis.Options) { o.Addr = r.Addr() })
+	ctx := context.Background()
+	ro := luascripts.NewReadOnly("get", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])")
+	err := ro.Run(ctx, c, []string{s.Prefix() + "k"}).Err()
+	if !errors.Is(err, luascripts.ErrRedisTooOld) {
+		t.Fatalf("read-only script on Redis 6.2: %v; want ErrRedisTooOld", err)
+	}
+	t.Logf("the error reads: %v", err)
+	flagged := luascripts.New("flagged", "#!lua flags=no-writes\nreturn 1")
+	if err := flagged.Run(ctx, c, nil).Err(); !errors.Is(err, luascripts.ErrRedisTooOld) {
+		t.Errorf("script with a flags line on Redis 6.2: %v; want ErrRedisTooOld", err)
+	}
+	w := luascripts.New("set", "return redis.call('SET', KEYS[1], 'v')")
+	if err := w.Run(ctx, c, []string{s.Prefix() + "k"}).Err(); err != nil {
+		t.Fatalf("a plain script on Redis 6.2: %v", err)
+	}
+}
+
+// The replies of 7.0 without the commands (quotes) and of 6.2 (backticks)
+// to EVALSHA_RO and EVAL_RO, and to a script with a flags line.
+func TestCheckVersionKnowsTheRefusalsOfAServerOlderThan7(t *testing.T) {
 	for _, reply := range []string{
 		"ERR unknown command 'evalsha_ro', with args beginning with: 'abc' '2' ",
 		"ERR unknown command 'EVAL_RO', with args beginning with: ",
+		"ERR unknown command `evalsha_ro`, with args beginning with: `abc`, `2`, ",
+		"ERR unknown command `eval_ro`, with args beginning with: ",
 		"ERR Error compiling script (new function): user_script:1: unexpected symbol near '#' ",
 	} {
 		if err := luascripts.CheckVersion(errors.New(reply)); !errors.Is(err, luascripts.ErrRedisTooOld) {

@@ -36,8 +36,12 @@ type Cluster struct {
 // other three a replica of one primary (CLUSTER REPLICATE) and returns once
 // every node reports cluster_state:ok and every replica is in sync. It is
 // stopped when t ends.
+//
+// Under go test -short (make test-quick) it skips t instead, as
+// StartSentinel does.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
+	skipLong(t, "a Cluster (six nodes)")
 	c := &Cluster{ids: map[*Server]string{}, admins: map[*Server]*redis.Client{}}
 	t.Cleanup(func() {
 		for _, a := range c.admins {

@@ -10,7 +10,8 @@
 //  3. Docker, through testcontainers-go, run as a separate program
 //     (cmd/testcontainer) so that the Docker client never becomes a
 //     dependency of the modules whose tests use this package.
-//  4. Otherwise the test fails with what to install. It never skips.
+//  4. Otherwise the test fails with what to install. It never skips for
+//     want of a server.
 //
 // A server the fixture started can be stopped, killed, restarted on the same
 // port, frozen and thawed (SIGSTOP, SIGCONT), and given a replica that can be
@@ -24,7 +25,9 @@
 // StartSentinel runs a primary, two replicas and three sentinels, with a
 // go-redis failover client and failovers by SENTINEL FAILOVER, SIGKILL and
 // SIGSTOP; StartCluster runs a Cluster of three primaries with a replica
-// each, failed over by CLUSTER FAILOVER or SIGKILL.
+// each, failed over by CLUSTER FAILOVER or SIGKILL. Under go test -short
+// (make test-quick) both skip the test, the one case where the fixture
+// skips: they take seconds to start, and make test and CI run them.
 //
 // Every process is stopped in t.Cleanup, and each is started with a parent
 // death signal so that it dies with the test binary even when the binary is

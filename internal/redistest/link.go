@@ -22,6 +22,9 @@ import (
 type Relay struct {
 	ln     net.Listener
 	target string
+	// serve, when set, relays each connection instead of two plain pipes
+	// (Redis62); the Relay closes both connections and waits for it.
+	serve func(in, out net.Conn)
 
 	mu      sync.Mutex
 	stalled bool
@@ -43,12 +46,14 @@ func StartRelay(t testing.TB, target string) *Relay {
 	return r
 }
 
-func newRelay(target string) (*Relay, error) {
+func newRelay(target string) (*Relay, error) { return newServingRelay(target, nil) }
+
+func newServingRelay(target string, serve func(in, out net.Conn)) (*Relay, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	r := &Relay{ln: ln, target: target}
+	r := &Relay{ln: ln, target: target, serve: serve}
 	r.cond = sync.NewCond(&r.mu)
 	r.wg.Add(1)
 	go r.accept()
@@ -82,6 +87,15 @@ func (r *Relay) accept() {
 			return
 		}
 		r.conns = append(r.conns, in, out)
+		if r.serve != nil {
+			r.wg.Add(1)
+			r.mu.Unlock()
+			go func() {
+				defer r.wg.Done()
+				r.serve(in, out)
+			}()
+			continue
+		}
 		r.wg.Add(2)
 		r.mu.Unlock()
 		go r.pipe(out, in)

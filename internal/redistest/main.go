@@ -44,3 +44,12 @@ func VerifyMain(m *testing.M, opts ...goleak.Option) {
 	}
 	os.Exit(code)
 }
+
+// skipLong skips t under go test -short: what needs the setup named takes
+// seconds to start and fail over, too long for the quick inner loop.
+func skipLong(t testing.TB, setup string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("redistest: %s takes seconds to start and fail over: skipped under -short (make test-quick); make test runs it", setup)
+	}
+}

@@ -338,3 +338,56 @@ func TestRelayCloseReturnsWhileClientsAreStillConnecting(t *testing.T) {
 		<-dialed
 	}
 }
+
+// What the primitives send that 6.2 refuses gets 6.2's reply through the
+// relay, word for word; everything else reaches the real server.
+func TestRedis62RelayAnswersWhat62RefusesAs62Does(t *testing.T) {
+	s := redistest.Start(t)
+	r := redistest.StartRedis62(t, s.Addr())
+	c := s.Client(t, func(o *redis.Options) { o.Addr = r.Addr() })
+	ctx := context.Background()
+	k := s.Prefix() + "k"
+	setNXGet := "return redis.pcall('SET', KEYS[1], 'v', 'NX', 'PX', 1000, 'GET')"
+	for _, tc := range []struct {
+		what string
+		err  error
+		want string
+	}{
+		{"SET NX GET", c.Do(ctx, "SET", k, "v", "NX", "GET").Err(), "ERR syntax error"},
+		{"a script running SET NX GET", c.Eval(ctx, setNXGet, []string{k}).Err(), "ERR syntax error"},
+		{"EVALSHA of that script once sent", c.EvalSha(ctx, redistest.SHA1(setNXGet), []string{k}).Err(), "ERR syntax error"},
+		{"EVALSHA of a script never sent", c.EvalSha(ctx, redistest.SHA1("return 1"), nil).Err(), "NOSCRIPT No matching script. Please use EVAL."},
+		{"EVALSHA_RO", c.EvalShaRO(ctx, redistest.SHA1("return 1"), []string{k}).Err(),
+			"ERR unknown command `evalsha_ro`, with args beginning with: `" + redistest.SHA1("return 1") + "`, `1`, `" + k + "`, "},
+		{"a script with a flags line", c.Eval(ctx, "#!lua flags=no-writes\nreturn 1", nil).Err(),
+			"ERR Error compiling script (new function): user_script:1: unexpected symbol near '#'"},
+	} {
+		if tc.err == nil || tc.err.Error() != tc.want {
+			t.Errorf("%s: %v, want %q", tc.what, tc.err, tc.want)
+		}
+	}
+	if n, err := c.Exists(ctx, k).Result(); err != nil || n != 0 {
+		t.Errorf("after the refusals: EXISTS %d, %v; want no key set", n, err)
+	}
+	// What 6.2 has passes through, scripts included.
+	if err := c.Set(ctx, k, "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Eval(ctx, "return redis.call('SET', KEYS[1], 'w', 'XX', 'GET')", []string{k}).Result(); err != nil || got != "v" {
+		t.Errorf("SET XX GET in a script: %v, %v; want the old value", got, err)
+	}
+	if got, err := c.EvalSha(ctx, redistest.SHA1("return redis.call('SET', KEYS[1], 'w', 'XX', 'GET')"), []string{k}).Result(); err != nil || got != "w" {
+		t.Errorf("EVALSHA of a script sent before: %v, %v", got, err)
+	}
+	sub := c.Subscribe(ctx, s.Prefix()+"ch")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Client(t).Publish(ctx, s.Prefix()+"ch", "hi").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := sub.ReceiveMessage(ctx); err != nil || m.Payload != "hi" {
+		t.Errorf("message through a subscribed connection: %v, %v", m, err)
+	}
+}

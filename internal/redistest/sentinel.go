@@ -61,8 +61,12 @@ type Sentinel struct {
 // StartSentinel starts the servers and sentinels and returns once every
 // sentinel sees the primary, both replicas linked to it and the two other
 // sentinels. Everything stops when t ends.
+//
+// Under go test -short (make test-quick) it skips t instead: the tests that
+// need a Sentinel are the long fault tests, which make test and CI run.
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
+	skipLong(t, "a Sentinel (three servers, three sentinels)")
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("%s (Sentinel needs redis-server on PATH)", MissingRedis)

@@ -1,6 +1,7 @@
 package httprate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -13,13 +14,15 @@ import (
 // RemoteAddr is not an IP address.
 var ErrNoClientIP = errors.New("httprate: no client IP")
 
-// ErrInvalidProxy is returned by ClientIP and ClientIPFromForwarded for a
-// trusted proxy that is neither a CIDR nor an IP address.
+// ErrInvalidProxy is returned by ClientIP, ClientIPFromForwarded and
+// ClientIPKey for a trusted proxy that is neither a CIDR nor an IP address.
 var ErrInvalidProxy = errors.New("httprate: invalid trusted proxy")
 
 // ClientIP returns a key function that yields the client's IP address,
 // trusting X-Forwarded-For only from the given proxies (CIDRs such as
-// "10.0.0.0/8" or single addresses).
+// "10.0.0.0/8" or single addresses). It is ClientIPKey with only
+// TrustedProxies set: an IPv6 client is keyed by its /64
+// ("2001:db8:1:2::/64"), an IPv4 client by its address.
 //
 // Starting from the connection's peer, it walks the header from right to
 // left past every trusted proxy and returns the first address that is not
@@ -34,13 +37,7 @@ var ErrInvalidProxy = errors.New("httprate: invalid trusted proxy")
 // ClientIPFromForwarded when they write Forwarded, never both: a proxy that
 // writes one header passes the other on from the client unchanged.
 func ClientIP(trustedProxies ...string) (func(*http.Request) (string, error), error) {
-	t, err := newTrust(trustedProxies)
-	if err != nil {
-		return nil, err
-	}
-	return func(r *http.Request) (string, error) {
-		return t.walk(r, "X-Forwarded-For", splitForwardedFor)
-	}, nil
+	return ClientIPKey(ClientIPConfig{TrustedProxies: trustedProxies})
 }
 
 // ClientIPFromForwarded is ClientIP for proxies that write the RFC 7239
@@ -51,13 +48,98 @@ func ClientIP(trustedProxies ...string) (func(*http.Request) (string, error), er
 // identifier such as "_hidden", "unknown", or none at all) is a hop that is
 // not trusted and not an address: the walk stops at the last trusted hop.
 func ClientIPFromForwarded(trustedProxies ...string) (func(*http.Request) (string, error), error) {
-	t, err := newTrust(trustedProxies)
+	return ClientIPKey(ClientIPConfig{TrustedProxies: trustedProxies, Header: "Forwarded"})
+}
+
+// Default prefix lengths of a ClientIPConfig.
+const (
+	// DefaultIPv6Prefix keys an IPv6 client by its /64: a host is commonly
+	// given a whole /64 and may rotate through it at will (privacy
+	// addresses, RFC 8981), so keying by the address would give one client
+	// 2^64 keys.
+	DefaultIPv6Prefix = 64
+	// DefaultIPv4Prefix keys an IPv4 client by its address.
+	DefaultIPv4Prefix = 32
+)
+
+// ClientIPConfig configures ClientIPKey. The zero value trusts no proxy,
+// reads no header, and keys by the peer's address (an IPv6 one by its /64).
+type ClientIPConfig struct {
+	// TrustedProxies are the proxies, as CIDRs ("10.0.0.0/8") or single
+	// addresses, whose header is believed. The header is read only when
+	// the connection's peer is one of them.
+	TrustedProxies []string
+	// Header is the header the trusted proxies write the client's address
+	// in: "X-Forwarded-For" (the default, when empty); "Forwarded" (RFC
+	// 7239, read by its for= parameters); or another, such as "X-Real-IP",
+	// "True-Client-IP" or "CF-Connecting-IP", read as X-Forwarded-For is
+	// (comma-separated entries, right to left past every trusted proxy).
+	// Trust the one header your proxies write: they pass any other on from
+	// the client unchanged.
+	Header string
+	// IPv6Prefix is how many leading bits of an IPv6 client's address make
+	// its key: DefaultIPv6Prefix when zero, 1 to 128. Below 128 the key is
+	// the prefix ("2001:db8:1:2::/64"); at 128, the address.
+	IPv6Prefix int
+	// IPv4Prefix is the same for an IPv4 client: DefaultIPv4Prefix when
+	// zero, 1 to 32 ("198.51.100.0/24" at 24). An IPv4-mapped IPv6 address
+	// is an IPv4 client.
+	IPv4Prefix int
+}
+
+// ClientIPKey returns a key function that yields the client's address, or
+// the prefix of it that cfg names, walking cfg.Header past the trusted
+// proxies as ClientIP describes. Which proxies are trusted decides which
+// entry is the client; the prefix only shapes the key, after the walk. It
+// fails with ErrInvalidProxy for a proxy that is neither a CIDR nor an
+// address, and with ErrInvalidConfig for a prefix length out of range or a
+// header name that is not a valid token.
+func ClientIPKey(cfg ClientIPConfig) (func(*http.Request) (string, error), error) {
+	t, err := newTrust(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
 	}
+	bits6, bits4 := cmp.Or(cfg.IPv6Prefix, DefaultIPv6Prefix), cmp.Or(cfg.IPv4Prefix, DefaultIPv4Prefix)
+	if bits6 < 1 || bits6 > 128 || bits4 < 1 || bits4 > 32 {
+		return nil, fmt.Errorf("%w: IPv6Prefix %d, IPv4Prefix %d (want 1 to 128 and 1 to 32, or 0 for the defaults)",
+			ErrInvalidConfig, cfg.IPv6Prefix, cfg.IPv4Prefix)
+	}
+	header, hops := "X-Forwarded-For", splitForwardedFor
+	if cfg.Header != "" {
+		if !validHeaderName(cfg.Header) {
+			return nil, fmt.Errorf("%w: Header %q is not a header name", ErrInvalidConfig, cfg.Header)
+		}
+		header = http.CanonicalHeaderKey(cfg.Header)
+	}
+	if header == "Forwarded" {
+		hops = forwardedFor
+	}
 	return func(r *http.Request) (string, error) {
-		return t.walk(r, "Forwarded", forwardedFor)
+		a, err := t.walk(r, header, hops)
+		if err != nil {
+			return "", err
+		}
+		bits := bits4
+		if a.Is6() {
+			bits = bits6
+		}
+		if bits == a.BitLen() {
+			return a.String(), nil
+		}
+		p, _ := a.Prefix(bits) // bits is within the address's length
+		return p.String(), nil
 	}, nil
+}
+
+// validHeaderName reports whether s is an HTTP field name (RFC 9110 token).
+func validHeaderName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 type trust []netip.Prefix
@@ -90,22 +172,22 @@ func (t trust) trusted(a netip.Addr) bool {
 // walk returns the client's address: the peer, or, while the hop at hand is
 // a trusted proxy, the hop it names before it. hops splits the header's
 // values into the nodes the proxies wrote, leftmost first.
-func (t trust) walk(r *http.Request, header string, hops func([]string) []string) (string, error) {
+func (t trust) walk(r *http.Request, header string, hops func([]string) []string) (netip.Addr, error) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
 	peer, err := netip.ParseAddr(host)
 	if err != nil {
-		return "", fmt.Errorf("%w: remote address %q", ErrNoClientIP, r.RemoteAddr)
+		return netip.Addr{}, fmt.Errorf("%w: remote address %q", ErrNoClientIP, r.RemoteAddr)
 	}
 	client := canonical(peer)
 	if !t.trusted(client) {
-		return client.String(), nil
+		return client, nil
 	}
 	values := r.Header.Values(header)
 	if len(values) == 0 {
-		return client.String(), nil
+		return client, nil
 	}
 	nodes := hops(values)
 	for i := len(nodes) - 1; i >= 0; i-- {
@@ -118,7 +200,7 @@ func (t trust) walk(r *http.Request, header string, hops func([]string) []string
 			break
 		}
 	}
-	return client.String(), nil
+	return client, nil
 }
 
 // canonical drops what would give one client two keys: the IPv4-in-IPv6

@@ -3,7 +3,10 @@
 //
 // Each request is mapped to a key by a function the caller supplies
 // (ClientIP and ClientIPFromForwarded build one that trusts X-Forwarded-For
-// or Forwarded only from configured proxies) and checked against a
+// or Forwarded only from configured proxies; ClientIPKey also a header of
+// the proxy's own, such as X-Real-IP, and the prefix lengths that make a
+// client's key: by default an IPv6 client's /64, which it can rotate
+// through, and an IPv4 client's address) and checked against a
 // ratelimit.Policy in one script call. Every decided response carries the
 // RateLimit-Policy and RateLimit fields of draft-ietf-httpapi-ratelimit-headers
 // (structured-field form, e.g. `RateLimit-Policy: "api";q=100;w=60` and

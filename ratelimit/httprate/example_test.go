@@ -58,8 +58,8 @@ func ExampleClientIP_ports() {
 	r.RemoteAddr = "10.1.2.3:40000" // a load balancer that writes ports
 	r.Header.Set("X-Forwarded-For", "[2001:db8::1]:4711, 10.4.5.6:443")
 	ip, _ := key(r)
-	fmt.Println(ip)
-	// Output: 2001:db8::1
+	fmt.Println(ip) // an IPv6 client is keyed by its /64
+	// Output: 2001:db8::/64
 }
 
 func ExampleClientIPFromForwarded() {
@@ -69,7 +69,33 @@ func ExampleClientIPFromForwarded() {
 	r.Header.Set("Forwarded", `for=6.6.6.6, for="[2001:db8:cafe::17]:4711";proto=https`)
 	ip, _ := key(r)
 	fmt.Println(ip)
-	// Output: 2001:db8:cafe::17
+	// Output: 2001:db8:cafe::/64
+}
+
+// A proxy that writes a header of its own, here Cloudflare's, is trusted
+// as for X-Forwarded-For; IPv6 clients keyed by their /56 (a home
+// network's whole delegation), IPv4 ones by their /24.
+func ExampleClientIPKey() {
+	key, err := httprate.ClientIPKey(httprate.ClientIPConfig{
+		TrustedProxies: []string{"173.245.48.0/20", "2400:cb00::/32"},
+		Header:         "CF-Connecting-IP",
+		IPv6Prefix:     56,
+		IPv4Prefix:     24,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, _ := http.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "[2400:cb00::7]:443" // the proxy
+	r.Header.Set("CF-Connecting-IP", "2001:db8:aa:bb01::9")
+	ip, _ := key(r)
+	fmt.Println(ip)
+	r.Header.Set("CF-Connecting-IP", "198.51.100.77")
+	ip, _ = key(r)
+	fmt.Println(ip)
+	// Output:
+	// 2001:db8:aa:bb00::/56
+	// 198.51.100.0/24
 }
 
 func ExamplePolicyField() {

@@ -229,7 +229,8 @@ func TestRequestWithNoKeyIsRefusedEvenWhenFailingOpen(t *testing.T) {
 
 // Behind a trusted proxy that writes the client's port into the header,
 // ClientIP used to stop at the proxy: every client shared its key, and one
-// limit for all.
+// limit for all. (The two IPv6 clients are in different /64s: one /64 is
+// one client's key.)
 func TestTwoClientsBehindATrustedProxyThatWritesPortsGetTwoKeys(t *testing.T) {
 	s := redistest.Start(t)
 	xff, err := httprate.ClientIP("127.0.0.1", "::1") // the test's proxy is the loopback peer
@@ -246,9 +247,9 @@ func TestTwoClientsBehindATrustedProxyThatWritesPortsGetTwoKeys(t *testing.T) {
 		a, b         string
 	}{
 		{"X-Forwarded-For ipv4", "X-Forwarded-For", xff, "203.0.113.7:4711", "203.0.113.8:4711"},
-		{"X-Forwarded-For ipv6", "X-Forwarded-For", xff, "[2001:db8::1]:4711", "[2001:db8::2]:4711"},
+		{"X-Forwarded-For ipv6", "X-Forwarded-For", xff, "[2001:db8::1]:4711", "[2001:db8:0:1::2]:4711"},
 		{"Forwarded ipv4", "Forwarded", fwd, `for="203.0.113.7:4711"`, `for="203.0.113.8:4711"`},
-		{"Forwarded ipv6", "Forwarded", fwd, `for="[2001:db8::1]:4711"`, `for="[2001:db8::2]:4711"`},
+		{"Forwarded ipv6", "Forwarded", fwd, `for="[2001:db8::1]:4711"`, `for="[2001:db8:0:1::2]:4711"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sv := serve(t, s, httprate.Config{
