@@ -23,7 +23,7 @@ type Script struct {
 	name     string
 	src      string
 	sha      string
-	wire     [2][]byte // what an EVALSHA and an EVAL of it carry: sha, src
+	wire     *[2][]byte // what an EVALSHA and an EVAL of it carry: sha, src
 	readOnly bool
 	// retried: the script may run twice for one call, so go-redis may
 	// send it again as it sends any command (see once.go).
@@ -34,7 +34,7 @@ type Script struct {
 func New(name, src string) *Script {
 	sum := sha1.Sum([]byte(src))
 	sha := hex.EncodeToString(sum[:])
-	return &Script{name: name, src: src, sha: sha, wire: [2][]byte{[]byte(sha), []byte(src)}}
+	return &Script{name: name, src: src, sha: sha, wire: &[2][]byte{[]byte(sha), []byte(src)}}
 }
 
 // NewReadOnly returns a Script that is run with EVALSHA_RO and EVAL_RO, so
