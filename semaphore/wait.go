@@ -50,8 +50,16 @@ func (s *Issuer) wait(ctx context.Context, name string, capacity int, ttl time.D
 	// attempt it triggers marks the semaphore, so a release between the
 	// refusal above and the subscription is not missed.
 	sub := s.client.Subscribe(ctx, s.cfg.channel(name))
-	defer sub.Close()
 	wake := sub.ChannelWithSubscriptions(redis.WithChannelHealthCheckInterval(0))
+	defer func() {
+		_ = sub.Close()
+		// go-redis's reader may be blocked handing over a notification
+		// (for up to a minute once the channel's buffer is full, as it is
+		// when many releases came while this waiter was busy). Draining
+		// frees it; it closes wake once it sees the subscription closed.
+		for range wake {
+		}
+	}()
 
 	fallback := s.cfg.waitMin
 	timer := time.NewTimer(time.Hour)
