@@ -70,7 +70,7 @@ func (s *Issuer) wait(ctx context.Context, name string, capacity int, ttl time.D
 		timer.Reset(min(jittered(fallback), full.Expires+time.Millisecond))
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("semaphore: wait for %q (%v): %w", name, full, ctx.Err())
+			return nil, fmt.Errorf("semaphore: wait for %q: %w: %w", name, full, ctx.Err())
 		case <-wake:
 		case <-timer.C:
 			fallback = doubled(fallback, s.cfg.waitMax)
