@@ -1,0 +1,133 @@
+package semaphore_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/semaphore"
+)
+
+// fn runs for several TTLs; the renewals keep its permit live, the whole
+// time it counts against the capacity, and it is released at the end.
+func TestWithPermitKeepsThePermitLiveForAsLongAsFnRunsAndReleasesIt(t *testing.T) {
+	s := redistest.Start(t)
+	i := newIssuer(t, s)
+	ctx := context.Background()
+	const ttl = 150 * time.Millisecond
+	var ran bool
+	err := i.WithPermit(ctx, "job", 1, ttl, func(ctx context.Context, p *semaphore.Permit) error {
+		end := time.Now().Add(4 * ttl)
+		for time.Now().Before(end) {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			if _, err := i.Acquire(context.Background(), "job", 1, time.Second); !errors.Is(err, semaphore.ErrFull) {
+				t.Errorf("acquire while fn runs: %v, want ErrFull", err)
+				return nil
+			}
+			time.Sleep(ttl / 5)
+		}
+		ran = true
+		return nil
+	})
+	if err != nil || !ran {
+		t.Fatalf("WithPermit over 4 TTLs: %v, ran %v", err, ran)
+	}
+	if h := holders(t, i, "job"); len(h) != 0 {
+		t.Fatalf("%d permits live after WithPermit returned", len(h))
+	}
+}
+
+// A renewal that finds the permit gone (here deleted, as an operator or a
+// lost failover would) cancels fn's context with ErrPermitLost, and
+// WithPermit says so.
+func TestWithPermitCancelsFnsContextWhenThePermitIsGone(t *testing.T) {
+	s := redistest.Start(t)
+	i := newIssuer(t, s)
+	raw := s.Client(t)
+	ctx := context.Background()
+	const ttl = 300 * time.Millisecond
+	var lostAfter time.Duration
+	err := i.WithPermit(ctx, "job", 1, ttl, func(ctx context.Context, p *semaphore.Permit) error {
+		if err := raw.ZRem(context.Background(), permitsKey(s, "job"), p.ID).Err(); err != nil {
+			return err
+		}
+		gone := time.Now()
+		select {
+		case <-ctx.Done():
+			lostAfter = time.Since(gone)
+			return context.Cause(ctx)
+		case <-time.After(5 * ttl):
+			return errors.New("fn's context outlived the permit")
+		}
+	})
+	t.Logf("permit deleted: fn's context cancelled %v later (renewal every %v): %v", lostAfter, ttl/3, err)
+	if !errors.Is(err, semaphore.ErrPermitLost) || !errors.Is(err, semaphore.ErrNotHeld) {
+		t.Fatalf("WithPermit: %v, want ErrPermitLost and ErrNotHeld", err)
+	}
+	if lostAfter > ttl/3+100*time.Millisecond {
+		t.Fatalf("cancelled %v after the permit was gone, want within one renewal interval %v", lostAfter, ttl/3)
+	}
+}
+
+// A frozen server answers no renewal: fn's context ends at the permit's
+// local deadline, not later, with ErrDeadline.
+func TestWithPermitEndsFnByThePermitsDeadlineWhenRedisIsFrozen(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	i := newIssuer(t, s)
+	const ttl = 300 * time.Millisecond
+	var p0 *semaphore.Permit
+	var ended time.Time
+	err := i.WithPermit(context.Background(), "job", 1, ttl, func(ctx context.Context, p *semaphore.Permit) error {
+		p0 = p
+		s.Freeze(t)
+		<-ctx.Done()
+		ended = time.Now()
+		s.Thaw(t)
+		return nil
+	})
+	over := ended.Sub(p0.Deadline(ttl/100 + 2*time.Millisecond))
+	t.Logf("server frozen: fn's context ended %v after the permit's local deadline: %v", over, err)
+	if !errors.Is(err, semaphore.ErrPermitLost) || !errors.Is(err, semaphore.ErrDeadline) {
+		t.Fatalf("WithPermit: %v, want ErrPermitLost and ErrDeadline", err)
+	}
+	if over > 50*time.Millisecond {
+		t.Fatalf("fn's context ended %v after the deadline", over)
+	}
+}
+
+// fn panics: the permit is released on the way out and the panic goes on.
+func TestWithPermitReleasesThePermitWhenFnPanics(t *testing.T) {
+	s := redistest.Start(t)
+	i := newIssuer(t, s)
+	var wg sync.WaitGroup
+	var recovered any
+	wg.Go(func() {
+		defer func() { recovered = recover() }()
+		_ = i.WithPermit(context.Background(), "job", 1, time.Minute, func(context.Context, *semaphore.Permit) error { panic("boom") })
+	})
+	wg.Wait()
+	if recovered != "boom" {
+		t.Fatalf("recovered %v, want the panic", recovered)
+	}
+	if h := holders(t, i, "job"); len(h) != 0 {
+		t.Fatalf("%d permits live after fn panicked", len(h))
+	}
+}
+
+func TestWithPermitOnAFullSemaphoreDoesNotRunFn(t *testing.T) {
+	s := redistest.Start(t)
+	i := newIssuer(t, s)
+	mustAcquire(t, i, "job", 1, time.Minute)
+	err := i.WithPermit(context.Background(), "job", 1, time.Second, func(context.Context, *semaphore.Permit) error {
+		t.Error("fn ran without a permit")
+		return nil
+	})
+	if !errors.Is(err, semaphore.ErrFull) {
+		t.Fatalf("WithPermit on a full semaphore: %v, want ErrFull", err)
+	}
+}
