@@ -155,6 +155,27 @@ func ExampleIssuer_WithPermit() {
 	}
 }
 
+// A Keeper renews a permit for as long as the work lasts, when the work is
+// not one function call.
+func ExampleIssuer_Keep() {
+	ctx := context.Background()
+	sem, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	permit, err := sem.Acquire(ctx, "exports:tenant-42", 5, 30*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	keeper, err := sem.Keep(ctx, permit, 10*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	work := keeper.Context() // cancelled the moment the permit can no longer be proven
+	runExport(work, "export-981", permit.Token)
+	if err := keeper.Stop(); err != nil {
+		log.Print(err) // ErrPermitLost: the export ran past its permit for a while
+	}
+	_, _ = sem.Release(ctx, permit)
+}
+
 func ExampleIssuer_Preflight() {
 	sem, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 	report, err := sem.Preflight(context.Background())

@@ -131,3 +131,31 @@ func TestWithPermitOnAFullSemaphoreDoesNotRunFn(t *testing.T) {
 		t.Fatalf("WithPermit on a full semaphore: %v, want ErrFull", err)
 	}
 }
+
+// A Keeper holds a permit across several TTLs for code that is not one
+// function call; its Context stays alive, Stop reports nothing lost, and
+// the permit is still live for Release.
+func TestAKeeperHoldsAPermitAcrossSeveralTTLs(t *testing.T) {
+	s := redistest.Start(t)
+	i := newIssuer(t, s)
+	const ttl = 150 * time.Millisecond
+	p := mustAcquire(t, i, "job", 1, ttl)
+	k, err := i.Keep(context.Background(), p, ttl/3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*ttl, "four TTLs passed", func() bool { return time.Since(p.RequestedAt) > 4*ttl })
+	if err := k.Context().Err(); err != nil {
+		t.Fatalf("keeper's context after 4 TTLs: %v (%v)", err, context.Cause(k.Context()))
+	}
+	if err := k.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := k.Stop(); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+	mustRelease(t, i, p)
+	if _, err := i.Keep(context.Background(), p, ttl); !errors.Is(err, semaphore.ErrInvalidTTL) {
+		t.Fatalf("Keep with an interval of one TTL: %v, want ErrInvalidTTL", err)
+	}
+}
