@@ -8,8 +8,9 @@
 // the capacity on each call; AcquireWait waits for one, woken by a release;
 // Release and Extend act only on a permit that is still live; WithPermit
 // runs a function under a permit and renews it, cancelling the function's
-// context the moment the permit can no longer be proven. Holders lists the
-// live permits.
+// context the moment the permit can no longer be proven, and Keep does the
+// renewing for a permit held beyond one call. Holders lists the live
+// permits. Package httpsem limits the requests in flight per key with it.
 //
 // # What is guaranteed
 //
@@ -52,10 +53,14 @@
 //     item is refused once the item's next holder writes, and the other
 //     live holders are not (TestOneFenceSharedByLiveHoldersRefusesTheOlder).
 //   - Survival of permits across a failover: replication is asynchronous,
-//     and a promoted replica may lack permits, admitting more than N
-//     holders for up to one TTL. The tokens still go up.
+//     and a promoted replica may lack permits and grant their places again:
+//     twice the capacity after one such failover, for up to one TTL. The
+//     tokens still go up
+//     (TestFailoverToALaggingReplicaAdmitsTwiceTheCapacityForUpToOneTTL).
 //   - That an Acquire which returned an error took nothing. One whose reply
-//     never came may have run; its permit is freed by its TTL.
+//     never came may have run, on a frozen server once it wakes; its permit
+//     counts until its TTL runs out, and nothing releases it earlier
+//     (TestAcquireThatTimedOutOnAFrozenServerTakesAPermitThatExpiresWithItsTTL).
 //   - Fairness: waiters woken by a release race, and one of them wins.
 //   - Expiry on your clock: a step of the Redis host's clock shortens or
 //     lengthens every live permit.
