@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,14 +126,20 @@ func TestAPanickingHandlerGivesItsPlaceBack(t *testing.T) {
 }
 
 // A handler that runs for several TTLs keeps its place the whole time: the
-// permit is renewed, and a second request meanwhile is refused.
+// permit is renewed (every third of the TTL, so two renewals may be late
+// before it lapses), and a second request meanwhile is refused.
 func TestAHandlerRunningPastTheTTLKeepsItsPlace(t *testing.T) {
 	s := redistest.Start(t)
 	i := newIssuer(t, s)
-	const ttl = 150 * time.Millisecond
-	entered, proceed := make(chan struct{}), make(chan struct{})
+	const ttl = 300 * time.Millisecond
+	var admitted atomic.Int32
+	entered, proceed := make(chan struct{}, 1), make(chan struct{})
 	srv := newServer(t, httpsem.Config{Issuer: i, Key: byHeader, Capacity: 1, TTL: ttl}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		close(entered)
+		if admitted.Add(1) > 1 {
+			w.WriteHeader(http.StatusConflict) // a second request got in: the first one's place was lost
+			return
+		}
+		entered <- struct{}{}
 		select {
 		case <-proceed:
 		case <-r.Context().Done():
