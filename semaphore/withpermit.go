@@ -22,11 +22,11 @@ import (
 // permit is free; an error matching ErrPermitLost, joined with fn's, when
 // the permit was lost while fn ran or was found gone at release;
 // otherwise fn's error, or the release's.
-func (s *Issuer) WithPermit(ctx context.Context, name string, capacity int, ttl time.Duration, fn func(ctx context.Context, p *Permit) error) error {
+func (s *Issuer) WithPermit(ctx context.Context, name string, capacity int, ttl time.Duration, fn func(ctx context.Context, p *Permit) error) (err error) {
 	if fn == nil {
 		return badOption("nil fn")
 	}
-	ttl, err := checkCall(name, capacity, ttl)
+	ttl, err = checkCall(name, capacity, ttl)
 	if err != nil {
 		return err
 	}
@@ -39,26 +39,25 @@ func (s *Issuer) WithPermit(ctx context.Context, name string, capacity int, ttl 
 		return err
 	}
 	k := s.keep(ctx, p, every, margin)
-	finished := false
-	defer func() {
-		if !finished { // fn panicked or called runtime.Goexit
-			_ = k.Stop()
-			_, _ = s.giveBack(ctx, p)
-		}
-	}()
-	fnErr := fn(k.Context(), p)
-	finished = true
+	// One way out, however fn ends (a return, a panic, runtime.Goexit):
+	// stop renewing, give the place back, then say what became of it. A
+	// panic goes on up unchanged.
+	var fnErr error
+	defer func() { err = s.finish(ctx, p, k, fnErr) }()
+	fnErr = fn(k.Context(), p)
+	return nil // replaced by finish's verdict
+}
+
+// finish ends WithPermit: the Keeper stopped and the permit released, it
+// joins fn's error with a loss while fn ran, a failed release, or a
+// permit found gone at release.
+func (s *Issuer) finish(ctx context.Context, p *Permit, k *Keeper, fnErr error) error {
 	lost := k.Stop()
 	released, err := s.giveBack(ctx, p)
-	switch {
-	case lost != nil:
-		return errors.Join(fnErr, lost)
-	case err != nil:
-		return errors.Join(fnErr, err)
-	case !released:
-		return errors.Join(fnErr, fmt.Errorf("%w: %q (token %d) was gone at release", ErrPermitLost, name, p.Token))
+	if lost == nil && err == nil && !released {
+		lost = fmt.Errorf("%w: %q (token %d) was gone at release", ErrPermitLost, p.Name, p.Token)
 	}
-	return fnErr
+	return errors.Join(fnErr, lost, err)
 }
 
 // giveBack releases p even when ctx has ended, for at most one TTL: past
