@@ -27,9 +27,14 @@ var acquireScript = luascripts.New("semaphore/acquire.lua", acquireSource)
 //
 // The permit's id is chosen here before the call is sent, so when go-redis
 // resends a script whose reply it lost, the resend finds the permit the
-// first send granted and returns it: one call takes at most one permit. An
-// Acquire that returned an error other than ErrFull may still have taken a
-// permit (its reply never came); that permit is freed by its TTL.
+// first send granted and returns it: one call takes at most one permit.
+//
+// An Acquire that got no reply (its context ended, the connection was lost)
+// may still run on the server after it returned: a frozen or slow server
+// runs the queued script when it wakes. The Issuer then gives that permit
+// back, in the background and by its own id, once the server answers again
+// (within the TTL of the attempt; a permit taken later still expires with
+// its TTL). It never touches another holder's permit.
 func (s *Issuer) Acquire(ctx context.Context, name string, capacity int, ttl time.Duration) (*Permit, error) {
 	return s.acquire(ctx, name, capacity, ttl, false)
 }
@@ -49,6 +54,9 @@ func (s *Issuer) acquire(ctx context.Context, name string, capacity int, ttl tim
 	p.RequestedAt = time.Now()
 	res, err := acquireScript.Run(ctx, s.client, p.keys[:], args...).Int64Slice()
 	if err != nil {
+		if unanswered(err) {
+			s.reclaim(p)
+		}
 		err = netErr(ctx, "acquire", name, err)
 		s.observe(ctx, Event{Op: OpAcquire, Outcome: OutcomeError, Name: name, Capacity: capacity, Latency: time.Since(p.RequestedAt), Err: err})
 		return nil, err

@@ -58,9 +58,11 @@
 //     tokens still go up
 //     (TestFailoverToALaggingReplicaAdmitsTwiceTheCapacityForUpToOneTTL).
 //   - That an Acquire which returned an error took nothing. One whose reply
-//     never came may have run, on a frozen server once it wakes; its permit
-//     counts until its TTL runs out, and nothing releases it earlier
-//     (TestAcquireThatTimedOutOnAFrozenServerTakesAPermitThatExpiresWithItsTTL).
+//     never came may have run, on a frozen server once it wakes; the Issuer
+//     then gives that permit back, by its own id and never another
+//     holder's, once the server answers again, in the background and for
+//     at most the attempt's TTL
+//     (TestAcquireThatTimedOutOnAFrozenServerIsGivenBackOnceTheServerWakes).
 //   - Fairness: waiters woken by a release race, and one of them wins.
 //   - Expiry on your clock: a step of the Redis host's clock shortens or
 //     lengthens every live permit.
