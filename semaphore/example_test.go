@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -194,6 +195,17 @@ func ExampleWithHook() {
 			log.Printf("%s is full: %d live of %d", e.Name, e.Holders, e.Capacity)
 		}
 	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = sem
+}
+
+func ExampleWithLogger() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	// Warns when a holder's work ran on past its permit: only its token
+	// protected it then.
+	sem, err := semaphore.New(rdb, semaphore.WithLogger(slog.Default()))
 	if err != nil {
 		log.Fatal(err)
 	}

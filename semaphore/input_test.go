@@ -29,7 +29,7 @@ func TestBadInputIsRefusedWithATypedErrorBeforeAnyRoundTrip(t *testing.T) {
 		nil, semaphore.WithPrefix(""), semaphore.WithPrefix("a{b"), semaphore.WithOwner(""),
 		semaphore.WithSafetyMargin(-1), semaphore.WithRenewFraction(0), semaphore.WithRenewFraction(1),
 		semaphore.WithWaitBackoff(0, time.Second), semaphore.WithWaitBackoff(time.Second, time.Millisecond),
-		semaphore.WithHook(nil),
+		semaphore.WithHook(nil), semaphore.WithLogger(nil),
 	} {
 		if _, err := semaphore.New(nowhere, opt); !errors.Is(err, semaphore.ErrInvalidOption) {
 			t.Errorf("New with a bad option: %v, want ErrInvalidOption", err)

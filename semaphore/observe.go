@@ -2,6 +2,7 @@ package semaphore
 
 import (
 	"context"
+	"log/slog"
 	"time"
 )
 
@@ -74,9 +75,26 @@ type Event struct {
 	Err error
 }
 
-// observe reports e to the hook, if one is set.
+// observe reports e to the hook, and to the logger when it is a loss.
 func (s *Issuer) observe(ctx context.Context, e Event) {
 	if s.cfg.hook != nil {
 		s.cfg.hook(ctx, e)
 	}
+	if s.cfg.logger == nil {
+		return
+	}
+	var msg string
+	switch {
+	case e.Op == OpLost:
+		msg = "semaphore: permit lost while held"
+	case e.Op == OpRelease && e.Outcome == OutcomeNotHeld:
+		msg = "semaphore: permit was gone before its release"
+	default:
+		return
+	}
+	attrs := []slog.Attr{slog.String("name", e.Name), slog.Int64("token", e.Token), slog.Duration("held_for", e.HeldFor)}
+	if e.Err != nil {
+		attrs = append(attrs, slog.String("cause", e.Err.Error()))
+	}
+	s.cfg.logger.LogAttrs(ctx, slog.LevelWarn, msg, attrs...)
 }

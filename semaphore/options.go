@@ -3,6 +3,7 @@ package semaphore
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -20,7 +21,8 @@ type config struct {
 
 	waitMin, waitMax time.Duration
 
-	hook func(context.Context, Event)
+	hook   func(context.Context, Event)
+	logger *slog.Logger
 }
 
 func defaults() config {
@@ -113,6 +115,21 @@ func WithHook(hook func(ctx context.Context, e Event)) Option {
 			return badOption("nil hook")
 		}
 		c.hook = hook
+		return nil
+	}
+}
+
+// WithLogger logs, at level Warn, each permit WithPermit or a Keeper lost
+// while it was held (OpLost) and each release that found its permit gone
+// (expired, or removed by a failover or an operator): the moments after which the holder's work was no longer
+// protected by the semaphore, only by its token. Nothing else is logged,
+// and nothing at all without this option. logger must not be nil.
+func WithLogger(logger *slog.Logger) Option {
+	return func(c *config) error {
+		if logger == nil {
+			return badOption("nil logger")
+		}
+		c.logger = logger
 		return nil
 	}
 }

@@ -1,8 +1,11 @@
 package semaphore_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -158,4 +161,52 @@ func TestAKeeperHoldsAPermitAcrossSeveralTTLs(t *testing.T) {
 	if _, err := i.Keep(context.Background(), p, ttl); !errors.Is(err, semaphore.ErrInvalidTTL) {
 		t.Fatalf("Keep with an interval of one TTL: %v, want ErrInvalidTTL", err)
 	}
+}
+
+// WithLogger logs a permit lost while held and a release that found its
+// permit gone, at Warn, and nothing on the paths that went well.
+func TestWithLoggerLogsOnlyPermitsThatWereLost(t *testing.T) {
+	s := redistest.Start(t)
+	var buf syncBuffer
+	i := newIssuer(t, s, semaphore.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	raw := s.Client(t)
+	ctx := context.Background()
+	mustRelease(t, i, mustAcquire(t, i, "fine", 1, time.Second))
+	if buf.String() != "" {
+		t.Fatalf("logged on a clean acquire and release: %s", buf.String())
+	}
+	expired := mustAcquire(t, i, "job", 1, 20*time.Millisecond)
+	waitFor(t, time.Second, "the permit expired", func() bool { return len(holders(t, i, "job")) == 0 })
+	if ok, err := i.Release(ctx, expired); ok || err != nil {
+		t.Fatalf("release of an expired permit: %v, %v", ok, err)
+	}
+	_ = i.WithPermit(ctx, "job", 1, 300*time.Millisecond, func(ctx context.Context, p *semaphore.Permit) error {
+		_ = raw.ZRem(ctx, permitsKey(s, "job"), p.ID).Err()
+		<-ctx.Done()
+		return nil
+	})
+	out := buf.String()
+	t.Logf("logged:\n%s", out)
+	if !strings.Contains(out, "level=WARN msg=\"semaphore: permit was gone before its release\"") ||
+		!strings.Contains(out, "level=WARN msg=\"semaphore: permit lost while held\"") {
+		t.Fatalf("want one warning of each kind, got:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
