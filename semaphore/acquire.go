@@ -12,7 +12,9 @@ import (
 //go:embed acquire.lua
 var acquireSource string
 
-var acquireScript = luascripts.New("semaphore/acquire.lua", acquireSource)
+// Idempotent: a resend finds its own permit by id (see acquire.lua), so
+// go-redis may retry it as it retries any command.
+var acquireScript = luascripts.NewIdempotent("semaphore/acquire.lua", acquireSource)
 
 // Acquire makes one attempt to take a permit of the semaphore called name,
 // which admits capacity live permits, for ttl. On success the permit's

@@ -52,6 +52,13 @@ var (
 	// than 7.0 refused: the scripts need Redis 7.0 or later. It is the same
 	// error as lock.ErrRedisTooOld.
 	ErrRedisTooOld = luascripts.ErrRedisTooOld
+	// ErrReplyLost is matched by the error of a release whose connection
+	// failed after it was sent: go-redis would send it again, and it is
+	// not, since it may have run; the permit is released, or expires with
+	// its TTL. (Acquire and Extend are safe to run twice, and go-redis
+	// retries them as any command.) It is the same error as
+	// lock.ErrReplyLost.
+	ErrReplyLost = luascripts.ErrReplyLost
 )
 
 // FullError is the error Acquire returns when no permit is free. It

@@ -12,7 +12,9 @@ import (
 //go:embed extend.lua
 var extendSource string
 
-var extendScript = luascripts.New("semaphore/extend.lua", extendSource)
+// Idempotent: running it twice sets the same expiry, counted from the
+// later run.
+var extendScript = luascripts.NewIdempotent("semaphore/extend.lua", extendSource)
 
 // Extend sets the permit's TTL to ttl, counted from now, if and only if the
 // permit is still live; an expired permit is never brought back, even when

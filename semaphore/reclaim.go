@@ -3,6 +3,7 @@ package semaphore
 import (
 	"context"
 	"errors"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,8 +15,13 @@ import (
 // did not run to a grant, and a closed client sent nothing.
 func unanswered(err error) bool {
 	var reply redis.Error
-	return err != nil && !errors.As(err, &reply) && !errors.Is(err, redis.ErrClosed)
+	return err != nil && !errors.As(err, &reply) && !closed(err)
 }
+
+// closed reports whether err says the client was closed: before the call
+// (redis.ErrClosed) or while it waited for the reply (its connection
+// closed under it, net.ErrClosed).
+func closed(err error) bool { return errors.Is(err, redis.ErrClosed) || errors.Is(err, net.ErrClosed) }
 
 // reclaim gives back, in the background, the permit that p's acquire may
 // have taken although its reply never came. It releases p by its id

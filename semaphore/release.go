@@ -18,8 +18,10 @@ var releaseScript = luascripts.New("semaphore/release.lua", releaseSource)
 // had expired or was released already: whatever the holder did since it
 // expired was not protected by the semaphore, only by the token.
 //
-// go-redis resends a command after some network errors; a resent release
-// that had already run reports false.
+// A release whose connection failed after it was sent is not sent again
+// by go-redis's retries, since it may have run (a second run would report
+// false after releasing): it returns an error matching ErrReplyLost, and
+// the permit is released or expires with its TTL.
 func (s *Issuer) Release(ctx context.Context, p *Permit) (bool, error) {
 	if err := checkPermit(p); err != nil {
 		return false, err
