@@ -181,7 +181,12 @@ func TestMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *testing.T) {
 	open := newServer(t, httpsem.Config{Issuer: i, Key: byHeader, Capacity: 1, Timeout: timeout, OnDecision: record}, ok)
 	closed := newServer(t, httpsem.Config{Issuer: i, Key: byHeader, Capacity: 1, Timeout: timeout, Unavailable: httpsem.FailClosed, OnDecision: record}, ok)
 	s.Freeze(t)
-	defer s.Thaw(t)
+	thawed := false
+	defer func() {
+		if !thawed {
+			s.Thaw(t)
+		}
+	}()
 	for _, tc := range []struct {
 		srv  *httptest.Server
 		want int
@@ -198,6 +203,22 @@ func TestMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *testing.T) {
 	if len(decisions) != 2 || decisions[0] != httpsem.OutcomeFailedOpen || decisions[1] != httpsem.OutcomeFailedClosed {
 		t.Fatalf("decisions %v", decisions)
 	}
+	// The timed-out acquires run when the server wakes, and the Issuer
+	// gives their permits back: no place stays taken for the 30s TTL.
+	s.Thaw(t)
+	thawed = true
+	start := time.Now()
+	for {
+		h, err := i.Holders(context.Background(), "client:a")
+		if err == nil && len(h) == 0 {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("%d permits of timed-out acquires still live 5s after the thaw (%v)", len(h), err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Logf("the timed-out acquires' permits were given back within %v of the thaw", time.Since(start))
 }
 
 func TestNewRefusesAConfigThatCannotWork(t *testing.T) {
