@@ -34,7 +34,9 @@ func closed(err error) bool { return errors.Is(err, redis.ErrClosed) || errors.I
 func (s *Issuer) reclaim(p *Permit) {
 	ctx, cancel := context.WithDeadline(context.Background(), p.RequestedAt.Add(p.TTL))
 	keys := []string{p.keys[0], p.keys[1], p.keys[3]}
-	retry := min(max(p.TTL/20, 10*time.Millisecond), time.Second)
+	// Retries start soon (a server that was only slow) and back off to a
+	// twentieth of the TTL, at most a second (one still frozen).
+	pause, most := 10*time.Millisecond, min(max(p.TTL/20, 10*time.Millisecond), time.Second)
 	go func() {
 		defer cancel()
 		for empty := 0; empty < 2; {
@@ -50,8 +52,9 @@ func (s *Issuer) reclaim(p *Permit) {
 				select {
 				case <-ctx.Done():
 					return
-				case <-time.After(retry):
+				case <-time.After(pause):
 				}
+				pause = min(2*pause, most)
 			}
 		}
 	}()

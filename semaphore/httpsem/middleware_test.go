@@ -180,6 +180,14 @@ func TestMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *testing.T) {
 	}
 	open := newServer(t, httpsem.Config{Issuer: i, Key: byHeader, Capacity: 1, Timeout: timeout, OnDecision: record}, ok)
 	closed := newServer(t, httpsem.Config{Issuer: i, Key: byHeader, Capacity: 1, Timeout: timeout, Unavailable: httpsem.FailClosed, OnDecision: record}, ok)
+	// One request first, so the server has the scripts, as one in use does:
+	// the acquires sent while it is frozen then run when it wakes.
+	warm := get(t, open.URL, "warm")
+	warm.Body.Close()
+	if warm.StatusCode != http.StatusOK {
+		t.Fatalf("request before the freeze: %d", warm.StatusCode)
+	}
+	decisions = nil
 	s.Freeze(t)
 	thawed := false
 	defer func() {
@@ -203,14 +211,17 @@ func TestMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *testing.T) {
 	if len(decisions) != 2 || decisions[0] != httpsem.OutcomeFailedOpen || decisions[1] != httpsem.OutcomeFailedClosed {
 		t.Fatalf("decisions %v", decisions)
 	}
-	// The timed-out acquires run when the server wakes, and the Issuer
-	// gives their permits back: no place stays taken for the 30s TTL.
+	// The timed-out acquires run when the server wakes (the first is
+	// granted: the counter appears), and the Issuer gives the permit back:
+	// no place stays taken for the 30s TTL.
 	s.Thaw(t)
 	thawed = true
 	start := time.Now()
+	counter := s.Prefix() + "semaphore:{client:a}:token" // set by a grant only
+	raw := s.Client(t)
 	for {
 		h, err := i.Holders(context.Background(), "client:a")
-		if err == nil && len(h) == 0 {
+		if err == nil && len(h) == 0 && raw.Exists(context.Background(), counter).Val() == 1 {
 			break
 		}
 		if time.Since(start) > 5*time.Second {
