@@ -97,7 +97,11 @@ func Run(ctx context.Context, addr string, cfg Config) (*Report, error) {
 				run:  p16.run})
 		}
 	}
-	cases := append(locks, limiters...)
+	sems, err := r.semaphoreCases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cases := append(append(locks, sems), limiters...)
 
 	cfg.logf("warm-up and preparation (%v per contender)", cfg.Warmup)
 	for _, c := range cases {
@@ -160,6 +164,10 @@ func Run(ctx context.Context, addr string, cfg Config) (*Report, error) {
 	}
 	cfg.logf("memory per key: %d keys, %d requests each, limit %d per %v", cfg.MemoryKeys, memoryQuota.n+memoryExtra, memoryQuota.n, memoryQuota.window)
 	if rep.Memory, err = r.memory(ctx); err != nil {
+		return nil, err
+	}
+
+	if rep.SemaphoreMemory, err = r.semaphoreMemory(ctx); err != nil {
 		return nil, err
 	}
 

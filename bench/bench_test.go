@@ -15,8 +15,9 @@ import (
 // The tables a report must hold, each with every row. A run that drops a
 // library, an algorithm or the limit fails here, whatever its speed.
 var wantRows = map[string][]string{
-	bench.TableLockMany: {bench.NameOursLock, bench.NameRedislock, bench.NameRedsync, bench.NameLimit},
-	bench.TableLockHot:  {bench.NameOursLock, bench.NameRedislock, bench.NameRedsync},
+	bench.TableLockMany:      {bench.NameOursLock, bench.NameRedislock, bench.NameRedsync, bench.NameLimit},
+	bench.TableLockHot:       {bench.NameOursLock, bench.NameRedislock, bench.NameRedsync},
+	bench.TableSemaphoreMany: {bench.NameOursSemaphore, bench.NameOursLock, bench.NameNaiveSemaphore},
 }
 
 var limiterRows = []string{bench.NameOursLog, bench.NameOursCounter, bench.NameOursGCRA, bench.NameOursPolicy, bench.NameOursDeny, bench.NameOursBatch, bench.NameRedisRate, bench.NameUlule}
@@ -74,7 +75,7 @@ func TestQuickRunReportsEveryRowOfEveryTable(t *testing.T) {
 				t.Errorf("%s / %s: allocs/op %v (measured in process: %v)", id, name, row.AllocsPerOp, measured)
 			}
 			switch id {
-			case bench.TableLockMany, bench.TableLimitHotAdmit, bench.TableLimitManyAdmit, bench.TableLimitLongKeys, bench.TableLimitSweep + "1000000000/1s":
+			case bench.TableLockMany, bench.TableSemaphoreMany, bench.TableLimitHotAdmit, bench.TableLimitManyAdmit, bench.TableLimitLongKeys, bench.TableLimitSweep + "1000000000/1s":
 				if row.OKRate != row.Rate {
 					t.Errorf("%s / %s: %v of %v ops/s got what they asked for, want all", id, name, row.OKRate, row.Rate)
 				}
@@ -119,6 +120,17 @@ func TestQuickRunReportsEveryRowOfEveryTable(t *testing.T) {
 	}
 	if logs != 2 {
 		t.Errorf("%d memory rows for the sliding log, want 2 (limits 100 and 1,000)", logs)
+	}
+
+	// Live permits cost memory; at 1,000 a permit costs more than at 100,
+	// past the listpack encodings, but the same order.
+	if len(rep.SemaphoreMemory) != 2 {
+		t.Errorf("semaphore memory of %d sizes, want 2", len(rep.SemaphoreMemory))
+	}
+	for _, m := range rep.SemaphoreMemory {
+		if m.Permits < 1 || m.UsagePerPermit <= 0 || m.Counter <= 0 {
+			t.Errorf("semaphore memory %+v: want positive figures", m)
+		}
 	}
 
 	e := rep.Election

@@ -65,6 +65,12 @@ func (r *Report) Print(w io.Writer) {
 		}
 		_ = tw.Flush()
 	}
+	if len(r.SemaphoreMemory) > 0 {
+		fmt.Fprintln(w, "\nMemory per semaphore permit: one semaphore filled with live permits (MEMORY USAGE SAMPLES 0 of its sorted set and hash)")
+		for _, m := range r.SemaphoreMemory {
+			fmt.Fprintf(w, "  %5d permits: %.0f B per permit (and %d B for the semaphore's token counter)\n", m.Permits, m.UsagePerPermit, m.Counter)
+		}
+	}
 	if e := r.Election; e != nil {
 		fmt.Fprintf(w, "\nElection: lease %gms, renew every %gms, %d trials (ms)\n", e.TTLms, e.RenewMs, e.Handover.N)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

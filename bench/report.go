@@ -9,20 +9,22 @@ import (
 
 // Row names. The JSON and the test refer to rows by them.
 const (
-	NameLimit       = "the limit ÷ 2 (redis-benchmark)"
-	NameOursLock    = "redis-primitives/lock"
-	NameRedislock   = "bsm/redislock"
-	NameRedsync     = "go-redsync/redsync"
-	NameOursLog     = "ours: sliding log"
-	NameOursCounter = "ours: sliding counter"
-	NameOursGCRA    = "ours: GCRA"
-	NameOursPolicy  = "ours: policy of 2 limits"
-	NameRedisRate   = "go-redis/redis_rate"
-	NameUlule       = "ulule/limiter (fixed window)"
-	NamePlainLog    = "plain sorted-set log (memory reference)"
-	NameOursDeny    = "ours: GCRA + deny cache"
-	NameOursBatch   = "ours: GCRA + batching"
-	NameLimitP16    = "pipelined limit (redis-benchmark -P 16)"
+	NameLimit          = "the limit ÷ 2 (redis-benchmark)"
+	NameOursLock       = "redis-primitives/lock"
+	NameRedislock      = "bsm/redislock"
+	NameRedsync        = "go-redsync/redsync"
+	NameOursLog        = "ours: sliding log"
+	NameOursCounter    = "ours: sliding counter"
+	NameOursGCRA       = "ours: GCRA"
+	NameOursPolicy     = "ours: policy of 2 limits"
+	NameRedisRate      = "go-redis/redis_rate"
+	NameUlule          = "ulule/limiter (fixed window)"
+	NamePlainLog       = "plain sorted-set log (memory reference)"
+	NameOursDeny       = "ours: GCRA + deny cache"
+	NameOursBatch      = "ours: GCRA + batching"
+	NameLimitP16       = "pipelined limit (redis-benchmark -P 16)"
+	NameOursSemaphore  = "redis-primitives/semaphore"
+	NameNaiveSemaphore = "naive INCR/DECR semaphore"
 )
 
 // Table ids.
@@ -34,21 +36,24 @@ const (
 	TableLimitHotReject  = "limiter-hot-reject"
 	TableLimitManyReject = "limiter-many-reject"
 	TableLimitLongKeys   = "limiter-long-keys-admit"
+	TableSemaphoreMany   = "semaphore-many-keys"
 	// TableLimitSweep + a quota ("5/1h0m0s") names each table of the sweep.
 	TableLimitSweep = "limiter-sweep-"
 )
 
 // Report is everything one run measured.
 type Report struct {
-	Started  time.Time   `json:"started"`
-	Took     float64     `json:"took_seconds"`
-	Config   ConfigJSON  `json:"config"`
-	Machine  Machine     `json:"machine"`
-	Limit    *Row        `json:"limit,omitempty"`
-	Tables   []Table     `json:"tables"`
-	Memory   []MemoryRow `json:"memory"`
-	Election *Election   `json:"election,omitempty"`
-	Targets  []Target    `json:"targets"`
+	Started time.Time   `json:"started"`
+	Took    float64     `json:"took_seconds"`
+	Config  ConfigJSON  `json:"config"`
+	Machine Machine     `json:"machine"`
+	Limit   *Row        `json:"limit,omitempty"`
+	Tables  []Table     `json:"tables"`
+	Memory  []MemoryRow `json:"memory"`
+	// SemaphoreMemory is the memory of live permits, per permit.
+	SemaphoreMemory []SemaphoreMemory `json:"semaphore_memory,omitempty"`
+	Election        *Election         `json:"election,omitempty"`
+	Targets         []Target          `json:"targets"`
 }
 
 // ConfigJSON is Config as the JSON records it.

@@ -32,10 +32,31 @@ goline() { gomod "$1" | sed -n 's/^\t"Go": "\(.*\)",*$/\1/p'; }
 required() {
 	gomod "$1" | tr -d '\n\t ' | grep -o "{\"Path\":\"$2\",\"Version\":\"[^\"]*\"" | sed 's/.*"Version":"//; s/"$//' || true
 }
-# siblings DIR: the workspace modules DIR's go.mod requires (go.mod lists
+# direct DIR: the workspace modules DIR's go.mod requires (go.mod lists
 # every module a build of DIR's packages and tests needs, indirect included).
-siblings() {
+direct() {
 	gomod "$1" | sed -n 's/.*"Path": "github.com\/redis-primitives\/go\/\([^"]*\)".*/\1/p' | grep -vx "$1" || true
+}
+# siblings DIR: direct's modules and theirs in turn. The module graph holds
+# the requirements of every module DIR's go.mod names, and a sibling no
+# package of DIR's needs (fence's requirement on lock, for a module whose
+# tests import only fence) is on no proxy before the first release.
+siblings() {
+	local todo=("$1") seen=" $1 " m s
+	while [ ${#todo[@]} -gt 0 ]; do
+		m=${todo[0]}
+		todo=("${todo[@]:1}")
+		for s in $(direct "$m"); do
+			case "$seen" in
+			*" $s "*) ;;
+			*)
+				seen="$seen$s "
+				todo+=("$s")
+				echo "$s"
+				;;
+			esac
+		done
+	done
 }
 
 tmp=$(mktemp -d)

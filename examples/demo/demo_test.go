@@ -37,6 +37,7 @@ var rowShapes = map[string]*regexp.Regexp{
 	"sliding-window-concurrency": regexp.MustCompile(`client-side sliding window admitted (\d+)/100 against 5 \| Lua admitted (\d+)/100`),
 	"stale-write":                regexp.MustCompile(`stale write without fencing: clobbered \(token (\d+) wrote over token (\d+)\) \| with fencing: refused \(token (\d+) < (\d+)\)`),
 	"release-after-expiry":       regexp.MustCompile(`bare DEL deleted the next holder's lock \| compare-and-delete deleted nothing`),
+	"crashed-semaphore-holders":  regexp.MustCompile(`INCR/DECR still full (\d+) ms after both holders crashed \| leased: a place back ([\d.]+) ms after the permits' expiry \(ttl 300 ms\), token (\d+) > (\d+)`),
 	"leader-election": regexp.MustCompile(`clean handover ([\d.]+) ms \| failover (\d+) ms \(lease 400 ms\) \| ` +
 		`split-brain window (\d+) ms \(lease 400 ms, freeze 1500 ms\) \| old leader's write refused \(epoch (\d+) < (\d+)\)`),
 }
@@ -80,6 +81,10 @@ func TestDemoShowsEveryFailureNextToItsFixAndExitsZero(t *testing.T) {
 		case "stale-write":
 			if n(m[1]) >= n(m[2]) || n(m[3]) >= n(m[4]) {
 				t.Errorf("%s: the stale token must be the lower one: %s", id, m[0])
+			}
+		case "crashed-semaphore-holders":
+			if n(m[1]) <= 300 || n(m[2]) >= 100 || n(m[3]) <= n(m[4]) {
+				t.Errorf("%s: want still full past the TTL, a place back within 100 ms of the expiry, a larger token: %s", id, m[0])
 			}
 		case "leader-election":
 			handover, failover, window := n(m[1]), n(m[2]), n(m[3])

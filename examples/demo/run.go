@@ -29,6 +29,7 @@ var scenarios = []scenario{
 	{"sliding-window-concurrency", "rate limit under 100 concurrent callers", concurrency},
 	{"stale-write", "stale write after a lease expired", staleWrite},
 	{"release-after-expiry", "release after the lease expired", releaseAfterExpiry},
+	{"crashed-semaphore-holders", "semaphore after its holders crashed", crashedHolders},
 	{"leader-election", "leader election", leaderElection},
 }
 

@@ -1,0 +1,25 @@
+// Package httpsem is net/http middleware that limits how many requests per
+// key are in flight at once, with a semaphore.Issuer: at most Capacity
+// concurrent requests per client, tenant or route, as a concurrent-requests
+// limiter does (a rate limiter bounds how many start per second; this
+// bounds how many run).
+//
+// Each request is mapped to a key by Config.Key and takes one permit of the
+// semaphore named after it, in one script call bounded by Config.Timeout.
+// The permit is renewed while the handler runs (semaphore.Keeper) and
+// released when the handler returns or panics; if the process dies, the
+// permit expires with Config.TTL, so a crash never shrinks the limit for
+// longer than that. The handler's request context is cancelled if the
+// permit can no longer be proven (Redis unreachable past its deadline).
+//
+// A request refused because Capacity are in flight gets 429 Too Many
+// Requests with Retry-After (Config.RetryAfter, default 1s: a place frees
+// when any in-flight request ends, which no one can foresee) and an
+// application/problem+json body (RFC 9457), or whatever Config.Full writes.
+//
+// When Redis does not answer within Config.Timeout, Config.Unavailable
+// decides: FailOpen (the default) serves the request without a permit,
+// FailClosed answers 503 with Retry-After: 1. Set the go-redis client's
+// ContextTimeoutEnabled, or a frozen server holds each request for the
+// client's ReadTimeout instead.
+package httpsem

@@ -1,0 +1,190 @@
+package httpsem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/redis-primitives/go/semaphore"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultTTL        = 30 * time.Second
+	DefaultTimeout    = 100 * time.Millisecond
+	DefaultRetryAfter = time.Second
+)
+
+// Unavailable says what to do with a request when Redis cannot decide.
+type Unavailable int
+
+const (
+	// FailOpen serves the request without a permit. The default.
+	FailOpen Unavailable = iota
+	// FailClosed answers 503 Service Unavailable.
+	FailClosed
+)
+
+// ErrInvalidConfig is returned by New for a Config that cannot work.
+var ErrInvalidConfig = errors.New("httpsem: invalid config")
+
+// Config configures the middleware. Issuer, Key and Capacity are required;
+// every other field has a working zero value.
+type Config struct {
+	Issuer *semaphore.Issuer
+	// Key maps a request to the semaphore it counts against (a client IP,
+	// an API key, a tenant, a route). An error answers 500.
+	Key func(*http.Request) (string, error)
+	// Capacity is how many requests of one key may be in flight at once.
+	Capacity int
+	// TTL is each permit's lease, renewed every third of it while the
+	// handler runs: the longest a crashed process keeps a place. Zero
+	// means DefaultTTL.
+	TTL time.Duration
+	// Timeout bounds the acquire of one request. Zero means DefaultTimeout.
+	Timeout time.Duration
+	// RetryAfter is the Retry-After of a refused request, rounded up to
+	// whole seconds. Zero means DefaultRetryAfter.
+	RetryAfter time.Duration
+	// Unavailable is the policy when Redis fails or times out.
+	Unavailable Unavailable
+	// Skip, if set, exempts the requests it returns true for: served with
+	// no call to Redis and no report to OnDecision.
+	Skip func(*http.Request) bool
+	// Full, if set, writes the response to a request refused for lack of a
+	// place, instead of the default 429 problem+json body. Retry-After is
+	// already set on w.
+	Full func(w http.ResponseWriter, r *http.Request, full *semaphore.FullError)
+	// OnDecision, if set, is told about every request that is not skipped,
+	// before its handler runs or its refusal is written. It runs on the
+	// request's goroutine: keep it short.
+	OnDecision func(*http.Request, Decision)
+}
+
+// Middleware limits the requests in flight of the handlers it wraps.
+type Middleware struct{ cfg Config }
+
+// New validates cfg and returns the middleware.
+func New(cfg Config) (*Middleware, error) {
+	switch {
+	case cfg.Issuer == nil:
+		return nil, fmt.Errorf("%w: no Issuer", ErrInvalidConfig)
+	case cfg.Key == nil:
+		return nil, fmt.Errorf("%w: no Key function", ErrInvalidConfig)
+	case cfg.Capacity < 1:
+		return nil, fmt.Errorf("%w: Capacity %d (want ≥ 1)", ErrInvalidConfig, cfg.Capacity)
+	case cfg.TTL < 0 || (cfg.TTL > 0 && cfg.TTL < 10*time.Millisecond):
+		return nil, fmt.Errorf("%w: TTL %v (want ≥ 10ms, or 0 for %v)", ErrInvalidConfig, cfg.TTL, DefaultTTL)
+	case cfg.Timeout < 0, cfg.RetryAfter < 0:
+		return nil, fmt.Errorf("%w: negative Timeout or RetryAfter", ErrInvalidConfig)
+	case cfg.Unavailable != FailOpen && cfg.Unavailable != FailClosed:
+		return nil, fmt.Errorf("%w: Unavailable %d", ErrInvalidConfig, cfg.Unavailable)
+	}
+	cfg.TTL = orDefault(cfg.TTL, DefaultTTL)
+	cfg.Timeout = orDefault(cfg.Timeout, DefaultTimeout)
+	cfg.RetryAfter = orDefault(cfg.RetryAfter, DefaultRetryAfter)
+	return &Middleware{cfg: cfg}, nil
+}
+
+// orDefault returns d, or def when d is zero.
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// Handler wraps next.
+func (m *Middleware) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m.cfg.Skip != nil && m.cfg.Skip(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		d, permit := m.acquire(r)
+		if m.cfg.OnDecision != nil {
+			m.cfg.OnDecision(r, d)
+		}
+		switch d.Outcome {
+		case OutcomeError:
+			writeProblem(w, http.StatusInternalServerError, "the request could not be counted")
+		case OutcomeFailedClosed:
+			w.Header().Set("Retry-After", "1")
+			writeProblem(w, http.StatusServiceUnavailable, "the concurrency limiter cannot decide right now")
+		case OutcomeFailedOpen:
+			next.ServeHTTP(w, r)
+		case OutcomeFull:
+			w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(m.cfg.RetryAfter.Seconds())), 10))
+			var full *semaphore.FullError
+			errors.As(d.Err, &full)
+			if m.cfg.Full != nil {
+				m.cfg.Full(w, r, full)
+				return
+			}
+			writeProblem(w, http.StatusTooManyRequests, fmt.Sprintf("%d requests of this key are in flight already", full.Holders))
+		case OutcomeAdmitted:
+			m.serve(w, r, next, permit)
+		}
+	})
+}
+
+// serve runs next under permit: renewed while it runs, released when it
+// returns or panics, and its request context cancelled if the permit is
+// lost.
+func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler, permit *semaphore.Permit) {
+	sem := m.cfg.Issuer
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), m.cfg.Timeout)
+		defer cancel()
+		_, _ = sem.Release(ctx, permit)
+	}()
+	k, err := sem.Keep(r.Context(), permit, permit.TTL/3)
+	if err != nil { // the TTL is validated by New: not reached
+		writeProblem(w, http.StatusInternalServerError, "the request could not be counted")
+		return
+	}
+	defer func() { _ = k.Stop() }()
+	next.ServeHTTP(w, r.WithContext(k.Context()))
+}
+
+// acquire takes a permit for r, or says why not.
+func (m *Middleware) acquire(r *http.Request) (Decision, *semaphore.Permit) {
+	key, err := m.cfg.Key(r)
+	if err != nil {
+		return Decision{Outcome: OutcomeError, Err: err}, nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), m.cfg.Timeout)
+	defer cancel()
+	start := time.Now()
+	p, err := m.cfg.Issuer.Acquire(ctx, key, m.cfg.Capacity, m.cfg.TTL)
+	d := Decision{Outcome: OutcomeAdmitted, Key: key, Latency: time.Since(start), Err: err}
+	var full *semaphore.FullError
+	switch {
+	case err == nil:
+		d.Token = p.Token
+	case errors.As(err, &full):
+		d.Outcome, d.InFlight = OutcomeFull, full.Holders
+	case errors.Is(err, semaphore.ErrInvalidName):
+		d.Outcome = OutcomeError // an empty key is no outage: serving it would let a client opt out
+	case m.cfg.Unavailable == FailClosed:
+		d.Outcome = OutcomeFailedClosed
+	default:
+		d.Outcome = OutcomeFailedOpen
+	}
+	return d, p
+}
+
+// writeProblem writes an RFC 9457 problem details body whose title is the
+// status text.
+func writeProblem(w http.ResponseWriter, status int, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": detail,
+	})
+}

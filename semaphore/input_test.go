@@ -1,0 +1,71 @@
+package semaphore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/semaphore"
+)
+
+// Bad input is refused with a typed error and no round trip: the client
+// here points at nothing, so any call that reached the network would fail
+// differently.
+func TestBadInputIsRefusedWithATypedErrorBeforeAnyRoundTrip(t *testing.T) {
+	if _, err := semaphore.New(nil); !errors.Is(err, semaphore.ErrNilClient) {
+		t.Fatalf("New(nil): %v", err)
+	}
+	var nilClient *redis.Client
+	if _, err := semaphore.New(nilClient); !errors.Is(err, semaphore.ErrNilClient) {
+		t.Fatalf("New(nil *redis.Client): %v", err)
+	}
+	nowhere := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	defer nowhere.Close()
+	for _, opt := range []semaphore.Option{
+		nil, semaphore.WithPrefix(""), semaphore.WithPrefix("a{b"), semaphore.WithOwner(""),
+		semaphore.WithSafetyMargin(-1), semaphore.WithRenewFraction(0), semaphore.WithRenewFraction(1),
+		semaphore.WithWaitBackoff(0, time.Second), semaphore.WithWaitBackoff(time.Second, time.Millisecond),
+		semaphore.WithHook(nil), semaphore.WithLogger(nil),
+	} {
+		if _, err := semaphore.New(nowhere, opt); !errors.Is(err, semaphore.ErrInvalidOption) {
+			t.Errorf("New with a bad option: %v, want ErrInvalidOption", err)
+		}
+	}
+	i, err := semaphore.New(nowhere)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	fn := func(context.Context, *semaphore.Permit) error { return nil }
+	for _, tc := range []struct {
+		name string
+		err  error
+		call func() error
+	}{
+		{"empty name", semaphore.ErrInvalidName, func() error { _, err := i.Acquire(ctx, "", 1, time.Second); return err }},
+		{"name emptying the hash tag", semaphore.ErrInvalidName, func() error { _, err := i.Acquire(ctx, "}x", 1, time.Second); return err }},
+		{"capacity 0", semaphore.ErrInvalidCapacity, func() error { _, err := i.Acquire(ctx, "x", 0, time.Second); return err }},
+		{"ttl under 1ms", semaphore.ErrInvalidTTL, func() error { _, err := i.Acquire(ctx, "x", 1, time.Microsecond); return err }},
+		{"wait, capacity -1", semaphore.ErrInvalidCapacity, func() error { _, err := i.AcquireWait(ctx, "x", -1, time.Second); return err }},
+		{"holders, empty name", semaphore.ErrInvalidName, func() error { _, err := i.Holders(ctx, ""); return err }},
+		{"release nil", semaphore.ErrInvalidPermit, func() error { _, err := i.Release(ctx, nil); return err }},
+		{"release a made-up permit", semaphore.ErrInvalidPermit, func() error { _, err := i.Release(ctx, &semaphore.Permit{ID: "x"}); return err }},
+		{"extend nil", semaphore.ErrInvalidPermit, func() error { return i.Extend(ctx, nil, time.Second) }},
+		{"with permit, nil fn", semaphore.ErrInvalidOption, func() error { return i.WithPermit(ctx, "x", 1, time.Second, nil) }},
+		{"with permit, ttl too short to renew", semaphore.ErrInvalidTTL, func() error { return i.WithPermit(ctx, "x", 1, 2*time.Millisecond, fn) }},
+	} {
+		if err := tc.call(); !errors.Is(err, tc.err) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.err)
+		}
+	}
+	// A real permit and a bad TTL: refused before the round trip too.
+	s := redistest.Start(t)
+	p := mustAcquire(t, newIssuer(t, s), "x", 1, time.Second)
+	if err := i.Extend(ctx, p, 0); !errors.Is(err, semaphore.ErrInvalidTTL) {
+		t.Errorf("extend by 0: %v, want ErrInvalidTTL", err)
+	}
+}

@@ -1,0 +1,52 @@
+package semaphore
+
+import "time"
+
+// Permit is one place in a semaphore, held until it is released or its TTL
+// passes. Token is what makes it safe to act on: pass it with every write
+// the permit guards, so the resource can refuse a holder whose permit
+// expired (package fence). A Permit is a plain value owned by one
+// goroutine; Extend updates it.
+type Permit struct {
+	// Name is the semaphore's name.
+	Name string
+	// ID is the permit's random id, chosen by this process before the
+	// acquire was sent; Release and Extend act on it alone.
+	ID string
+	// Token is the fencing token: max(the semaphore's counter + 1, the
+	// server's time in µs). Every permit of a semaphore gets a larger one
+	// than all granted before it (see the package doc for the bound).
+	Token int64
+	// Capacity is the capacity the acquire asked for.
+	Capacity int
+	// TTL is the permit's time to live, as sent (whole milliseconds).
+	TTL time.Duration
+	// Owner is the Issuer's owner label stored with the permit.
+	Owner string
+	// RequestedAt is the local time the acquire, or the last Extend, was
+	// sent, with its monotonic reading: the server started the TTL later,
+	// so Deadline errs early, never late.
+	RequestedAt time.Time
+	// Granted is the server's clock when it granted the permit.
+	Granted time.Time
+
+	keys       [4]string
+	acquiredAt time.Time // RequestedAt of the acquire, which Extend does not move: for Event.HeldFor
+}
+
+// Deadline returns RequestedAt + TTL - margin: the last moment this process
+// may treat the permit as held, unless it is extended first.
+func (p *Permit) Deadline(margin time.Duration) time.Time {
+	return p.RequestedAt.Add(p.TTL - margin)
+}
+
+// Holder is one live permit, as Holders reports it.
+type Holder struct {
+	ID    string
+	Token int64
+	Owner string
+	// Granted is the server's clock when the permit was granted.
+	Granted time.Time
+	// TTL is the permit's remaining time to live.
+	TTL time.Duration
+}
