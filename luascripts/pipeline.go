@@ -53,7 +53,7 @@ func (s *Script) RunPipelined(ctx context.Context, newPipeline func() redis.Pipe
 			if then != nil {
 				then(p)
 			}
-			_, _ = p.Exec(ctx) // errors are read per command
+			failed(p.Exec(ctx))(c)
 			settle(o)
 			if cmd = c; !isNoScript(cmd.Err()) {
 				break
@@ -65,6 +65,18 @@ func (s *Script) RunPipelined(ctx context.Context, newPipeline func() redis.Pipe
 		cmd.SetErr(err)
 	}
 	return cmd
+}
+
+// failed returns what marks a command of a pipeline whose Exec returned
+// err as failed with it, if the pipeline never got to it: errors are read
+// per command, and an older go-redis (v9.7) leaves a command it did not
+// send (a context already done) with neither a reply nor an error.
+func failed(_ []redis.Cmder, err error) func(*redis.Cmd) {
+	return func(c *redis.Cmd) {
+		if err != nil && c.Err() == nil && c.Val() == nil {
+			c.SetErr(err)
+		}
+	}
 }
 
 // deadlineError returns err wrapped with context.DeadlineExceeded when it
@@ -103,6 +115,7 @@ type Call struct {
 func RunBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []Call) {
 	send := func(source bool, pick func(i int) bool) {
 		var p redis.Pipeliner
+		var cmds []*redis.Cmd
 		var onces []*onceArg
 		for i := range calls {
 			if c := &calls[i]; pick(i) {
@@ -111,15 +124,16 @@ func RunBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []C
 				}
 				var o *onceArg
 				c.Cmd, o = c.Script.queue(ctx, p, source, c.Keys, c.Args)
-				onces = append(onces, o)
+				cmds, onces = append(cmds, c.Cmd), append(onces, o)
 			}
 		}
 		if p == nil {
 			return
 		}
-		_, _ = p.Exec(ctx) // errors are read per command
-		for _, o := range onces {
-			settle(o)
+		unsent := failed(p.Exec(ctx))
+		for i, c := range cmds {
+			unsent(c)
+			settle(onces[i])
 		}
 	}
 	// Every call, then again those a migrating slot refused (they did not
