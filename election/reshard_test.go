@@ -20,9 +20,6 @@ import (
 // one node again, by the migration's end at the latest, not a
 // RetryInterval later.
 func TestHandoverDuringASlotMigrationEndsWithTheMigrationNotARetryIntervalLater(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Redis Cluster")
-	}
 	cl := redistest.StartCluster(t)
 	c := cl.Client(t)
 	ctx := context.Background()

@@ -20,9 +20,6 @@ import (
 // and forth while locks are taken and released on it, no call may fail,
 // and no token may go back.
 func TestAcquireAndReleaseDoNotFailWhileTheirSlotMigrates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Redis Cluster")
-	}
 	cl := redistest.StartCluster(t)
 	c := cl.Client(t)
 	ctx := context.Background()

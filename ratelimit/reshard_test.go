@@ -27,9 +27,6 @@ import (
 // a call may fail that way and no other, and the count must stay between
 // what was admitted and that plus the failures.
 func TestPolicyDecisionsDoNotFailWhileTheirSlotMigrates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Redis Cluster")
-	}
 	cl := redistest.StartCluster(t)
 	c := cl.Client(t)
 	ctx := context.Background()

@@ -276,7 +276,7 @@ func TestStalledRelayHoldsEveryByteUntilResumed(t *testing.T) {
 // answer, and LaunchedPid must name the process that Close stops.
 func TestLaunchUnderRunsRedisServerThroughTheWrapper(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip(redistest.MissingRedis)
+		t.Fatal(redistest.MissingRedis)
 	}
 	mark := t.TempDir() + "/wrapped"
 	s, err := redistest.LaunchUnder([]string{"sh", "-c", "touch '" + mark + `' && exec "$0" "$@"`})
