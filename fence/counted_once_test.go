@@ -23,7 +23,6 @@ import (
 func TestFencedWriteLandsOnceWhenGoRedisResendsItAfterAKilledConnection(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
 	c := s.Client(t, func(o *redis.Options) { o.PoolSize = 64 })
-	admin := s.Client(t, func(o *redis.Options) { o.PoolSize = 1 })
 	store, err := fence.New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +31,7 @@ func TestFencedWriteLandsOnceWhenGoRedisResendsItAfterAKilledConnection(t *testi
 	const keys = 8
 	key := func(i int) string { return s.Prefix() + "count:" + strconv.Itoa(i%keys) }
 	const incr = "return redis.call('INCR', KEYS[2])"
-	var accepted, errs, kills atomic.Int64
+	var accepted, errs atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range 24 {
@@ -53,23 +52,11 @@ func TestFencedWriteLandsOnceWhenGoRedisResendsItAfterAKilledConnection(t *testi
 			}
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(3 * time.Millisecond):
-			}
-			if n, err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Result(); err == nil {
-				kills.Add(n)
-			}
-		}
-	}()
+	kill := s.KillClients(t, 3*time.Millisecond)
 	time.Sleep(1500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
+	killed := kill()
 	counted := int64(0)
 	for i := range keys {
 		n, err := c.Get(ctx, key(i)).Int64()
@@ -79,8 +66,8 @@ func TestFencedWriteLandsOnceWhenGoRedisResendsItAfterAKilledConnection(t *testi
 		counted += n
 	}
 	a, e := accepted.Load(), errs.Load()
-	t.Logf("%d connections killed; %d writes accepted, %d errors; the server counted %d", kills.Load(), a, e, counted)
-	if kills.Load() == 0 || a == 0 {
+	t.Logf("%d connections killed; %d writes accepted, %d errors; the server counted %d", killed, a, e, counted)
+	if killed == 0 || a == 0 {
 		t.Fatal("no connection was killed under load: the test proves nothing")
 	}
 	if counted < a || counted > a+e {

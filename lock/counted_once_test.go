@@ -26,13 +26,12 @@ import (
 func TestAcquireAndReleaseReportWhatTheyDidWhenGoRedisResendsThemAfterAKilledConnection(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
 	c := s.Client(t, func(o *redis.Options) { o.PoolSize = 64 })
-	admin := s.Client(t, func(o *redis.Options) { o.PoolSize = 1 })
 	l, err := lock.New(c, lock.WithPrefix(s.Prefix()+"lock:"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	var acquired, released, selfHeld, notHeld, errs, kills atomic.Int64
+	var acquired, released, selfHeld, notHeld, errs atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range 24 {
@@ -69,26 +68,14 @@ func TestAcquireAndReleaseReportWhatTheyDidWhenGoRedisResendsThemAfterAKilledCon
 			}
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(3 * time.Millisecond):
-			}
-			if n, err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Result(); err == nil {
-				kills.Add(n)
-			}
-		}
-	}()
+	kill := s.KillClients(t, 3*time.Millisecond)
 	time.Sleep(1500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
+	killed := kill()
 	t.Logf("%d connections killed: %d acquired, %d released, %d errors; %d acquires answered held by themselves, %d releases answered not held",
-		kills.Load(), acquired.Load(), released.Load(), errs.Load(), selfHeld.Load(), notHeld.Load())
-	if kills.Load() == 0 || acquired.Load() == 0 {
+		killed, acquired.Load(), released.Load(), errs.Load(), selfHeld.Load(), notHeld.Load())
+	if killed == 0 || acquired.Load() == 0 {
 		t.Fatal("no connection was killed under load: the test proves nothing")
 	}
 	if selfHeld.Load() != 0 || notHeld.Load() != 0 {

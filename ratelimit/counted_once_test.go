@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -30,7 +28,6 @@ func TestEveryCallIsCountedOnceWhenGoRedisResendsItAfterAKilledConnection(t *tes
 				opts = append(opts, ratelimit.WithBatching(batch))
 			}
 			c, l := limiter(t, s, opts...)
-			admin := s.Client(t, func(o *redis.Options) { o.PoolSize = 1 })
 			lim := ratelimit.SlidingLog(1_000_000, time.Hour) // never rejects here
 			const keys, callers = 16, 32
 			key := func(i int) string { return "k" + string(rune('a'+i%keys)) }
@@ -38,7 +35,7 @@ func TestEveryCallIsCountedOnceWhenGoRedisResendsItAfterAKilledConnection(t *tes
 			if _, err := l.Allow(ctx, key(0), lim); err != nil { // loads the script
 				t.Fatal(err)
 			}
-			var admitted, errs, kills atomic.Int64
+			var admitted, errs atomic.Int64
 			admitted.Add(1)
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
@@ -62,23 +59,11 @@ func TestEveryCallIsCountedOnceWhenGoRedisResendsItAfterAKilledConnection(t *tes
 					}
 				}()
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-time.After(3 * time.Millisecond):
-					}
-					if n, err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Result(); err == nil {
-						kills.Add(n)
-					}
-				}
-			}()
+			kill := s.KillClients(t, 3*time.Millisecond)
 			time.Sleep(1500 * time.Millisecond)
 			close(stop)
 			wg.Wait()
+			killed := kill()
 
 			counted := int64(0)
 			for i := range keys {
@@ -90,8 +75,8 @@ func TestEveryCallIsCountedOnceWhenGoRedisResendsItAfterAKilledConnection(t *tes
 			}
 			a, e := admitted.Load(), errs.Load()
 			t.Logf("%s: %d connections killed; callers told %d admitted and %d errors; the server counted %d",
-				name, kills.Load(), a, e, counted)
-			if kills.Load() == 0 || a == 0 {
+				name, killed, a, e, counted)
+			if killed == 0 || a == 0 {
 				t.Fatal("no connection was killed under load: the test proves nothing")
 			}
 			if counted < a {

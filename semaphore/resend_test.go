@@ -26,10 +26,9 @@ import (
 func TestAcquireAndReleaseReportWhatTheyDidWhenGoRedisResendsThemAfterAKilledConnection(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
 	c := s.Client(t, func(o *redis.Options) { o.PoolSize = 64 })
-	admin := s.Client(t, func(o *redis.Options) { o.PoolSize = 1 })
 	i := newIssuerOn(t, s, c)
 	ctx := context.Background()
-	var acquired, released, selfFull, notHeld, replyLost, errs, kills atomic.Int64
+	var acquired, released, selfFull, notHeld, replyLost, errs atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range 24 {
@@ -66,24 +65,14 @@ func TestAcquireAndReleaseReportWhatTheyDidWhenGoRedisResendsThemAfterAKilledCon
 			}
 		})
 	}
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(3 * time.Millisecond):
-			}
-			if n, err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Result(); err == nil {
-				kills.Add(n)
-			}
-		}
-	})
+	kill := s.KillClients(t, 3*time.Millisecond)
 	time.Sleep(1500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
+	killed := kill()
 	t.Logf("%d connections killed: %d acquired, %d released, %d releases lost their reply (not resent), %d other errors; %d acquires found their own semaphore full, %d releases answered not held",
-		kills.Load(), acquired.Load(), released.Load(), replyLost.Load(), errs.Load(), selfFull.Load(), notHeld.Load())
-	if kills.Load() == 0 || acquired.Load() == 0 {
+		killed, acquired.Load(), released.Load(), replyLost.Load(), errs.Load(), selfFull.Load(), notHeld.Load())
+	if killed == 0 || acquired.Load() == 0 {
 		t.Fatal("no connection was killed under load: the test proves nothing")
 	}
 	if selfFull.Load() != 0 || notHeld.Load() != 0 {
