@@ -7,9 +7,9 @@ require (
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/redis-primitives/go/election v0.1.0
+	github.com/redis-primitives/go/internal/luascripts v0.1.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis-primitives/go/lock v0.1.0
-	github.com/redis-primitives/go/luascripts v0.1.0
 	github.com/redis-primitives/go/ratelimit v0.1.0
 	github.com/redis-primitives/go/semaphore v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/lock"
-	"github.com/redis-primitives/go/luascripts"
 )
 
 // Client is what an Elector needs of a go-redis client: package lock's

@@ -10,7 +10,7 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/redis-primitives/go/luascripts v0.1.0 // indirect
+	github.com/redis-primitives/go/internal/luascripts v0.1.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

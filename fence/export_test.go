@@ -1,6 +1,6 @@
 package fence
 
-import "github.com/redis-primitives/go/luascripts"
+import "github.com/redis-primitives/go/internal/luascripts"
 
 // Scripts returns every script of the package, the frame with an empty
 // write included, for the test that loads each into a real server.

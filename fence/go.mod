@@ -3,9 +3,9 @@ module github.com/redis-primitives/go/fence
 go 1.25.0
 
 require (
+	github.com/redis-primitives/go/internal/luascripts v0.1.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis-primitives/go/lock v0.1.0
-	github.com/redis-primitives/go/luascripts v0.1.0
 	github.com/redis/go-redis/v9 v9.7.3
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-primitives/go/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // The reads, run with EVALSHA_RO so they may go to replicas. Each file

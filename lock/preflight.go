@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis-primitives/go/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 //go:embed aclcheck.lua

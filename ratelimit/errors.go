@@ -3,7 +3,7 @@ package ratelimit
 import (
 	"errors"
 
-	"github.com/redis-primitives/go/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // Errors returned for bad input. They are returned before any round trip,

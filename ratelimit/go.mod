@@ -3,8 +3,8 @@ module github.com/redis-primitives/go/ratelimit
 go 1.25.0
 
 require (
+	github.com/redis-primitives/go/internal/luascripts v0.1.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
-	github.com/redis-primitives/go/luascripts v0.1.0
 	github.com/redis/go-redis/v9 v9.7.3
 )
 

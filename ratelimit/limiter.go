@@ -5,7 +5,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-primitives/go/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // A Limiter decides on keys with limits kept in Redis. It holds no state of

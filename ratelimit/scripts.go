@@ -4,7 +4,7 @@ import (
 	_ "embed"
 	"strings"
 
-	"github.com/redis-primitives/go/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // The scripts, which wire.go gives their arguments and reply. Each

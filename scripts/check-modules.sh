@@ -4,7 +4,7 @@
 #  - no go.mod has a replace directive, which users would not get anyway;
 #  - no go.mod names the placeholder version v0.0.0-00010101000000-000000000000;
 #  - every sibling a go.mod requires is mapped to its directory in go.work;
-#  - every library module (scripts/modules.sh published) has its own LICENSE
+#  - every shipped module (scripts/modules.sh shipped) has its own LICENSE
 #    (a module's zip holds only its own directory, and pkg.go.dev shows no
 #    documentation without a license) and a CHANGELOG.md, and the root has a
 #    LICENSE.
@@ -31,7 +31,7 @@ for mod in $(git ls-files '*go.mod'; git ls-files --others --exclude-standard '*
 	done
 done
 [ -f LICENSE ] || { echo "LICENSE: missing at the repository root"; status=1; }
-for dir in $(scripts/modules.sh published); do
+for dir in $(scripts/modules.sh shipped); do
 	[ -f "$dir/LICENSE" ] || { echo "$dir: no LICENSE (copy the root LICENSE: a module's zip holds only its own directory)"; status=1; }
 	[ -f "$dir/CHANGELOG.md" ] || { echo "$dir: no CHANGELOG.md (Keep a Changelog form, with a ## [Unreleased] section)"; status=1; }
 	if [ -f "$dir/LICENSE" ] && ! cmp -s LICENSE "$dir/LICENSE"; then

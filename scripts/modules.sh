@@ -5,6 +5,9 @@
 #
 #   scripts/modules.sh [--json]                 every module in go.work
 #   scripts/modules.sh [--json] published       the library modules users `go get`
+#   scripts/modules.sh [--json] shipped         what a user's build downloads:
+#                                               published and the internal
+#                                               modules they run on
 #   scripts/modules.sh [--json] affected FILE…  modules whose tests a change to
 #                                               FILEs can break (FILEs from
 #                                               stdin when none are given)
@@ -12,13 +15,18 @@
 # Directories are relative to the repository root, one a line (or a JSON
 # array with --json, for a GitHub Actions matrix).
 #
-# published: every module except the fixture (internal/…, tagged only because
-# the library modules' go.mod files require it for their tests) and the
-# modules below, which are programs and demos, not for import. A new module of
+# published: every module except the internal ones (internal/…: the script
+# runner, which the library modules run on and no user can import, and the
+# fixture, tagged only because the library modules' go.mod files require it
+# for their tests) and the modules below, which are programs and demos, not for import. A new module of
 # that kind goes here too; one left out is taken for a library module, and
 # `make lint` (scripts/check-modules.sh) then asks for its LICENSE and
 # CHANGELOG.md.
 unpublished="bench examples experiments"
+# shipped: published and the internal modules other than these, which are for
+# tests only. Those are released, floor-tested and API-checked like the
+# published ones.
+testonly="internal/redistest"
 #
 # affected: the module that holds each file, and every module that requires it
 # directly or through others (read from the go.mod files). A file outside every
@@ -71,6 +79,15 @@ published)
 	done
 	emit "$(printf '%s\n' ${out[@]+"${out[@]}"})"
 	;;
+shipped)
+	out=()
+	for d in $all; do
+		case " $unpublished $testonly " in *" $d "*) continue ;; esac
+		case $d in */internal/* | .) continue ;; esac
+		out+=("$d")
+	done
+	emit "$(printf '%s\n' ${out[@]+"${out[@]}"})"
+	;;
 affected)
 	if [ $# -eq 0 ]; then mapfile -t files; else files=("$@"); fi
 	declare -A hit=()
@@ -104,7 +121,7 @@ affected)
 	emit "${hits%$'\n'}"
 	;;
 *)
-	echo "usage: scripts/modules.sh [--json] [all | published | affected FILE...]" >&2
+	echo "usage: scripts/modules.sh [--json] [all | published | shipped | affected FILE...]" >&2
 	exit 2
 	;;
 esac

@@ -111,7 +111,7 @@ if [ "${1:-}" = --base ]; then
 	git rev-parse -q --verify "$base^{commit}" >/dev/null || { echo "release-check: no commit $base"; exit 2; }
 	dirs=("$@")
 	if [ ${#dirs[@]} -eq 0 ]; then
-		for d in $(scripts/modules.sh published); do
+		for d in $(scripts/modules.sh shipped); do
 			mapfile -t excl < <(nested "$d")
 			[ -n "$(git diff --name-only "$base" -- "$d" "${excl[@]}")" ] && dirs+=("$d")
 		done

@@ -4,7 +4,7 @@
 # requirements are the oldest versions it is tested with (issue 16).
 #
 # In a temporary copy of the working tree, each library module
-# (scripts/modules.sh published) is vetted and tested in a workspace of its
+# (scripts/modules.sh shipped) is vetted and tested in a workspace of its
 # own that holds it and the workspace modules it requires (siblings, the
 # fixture), with the Go its go.mod names (GOTOOLCHAIN=goX.Y.Z, which the go
 # command takes from the module proxy) and exactly the go-redis and pgx
@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # shellcheck disable=SC2206 # module directories have no spaces
-libs=(${@:-$(scripts/modules.sh published)})
+libs=(${@:-$(scripts/modules.sh shipped)})
 gomod() { GOTOOLCHAIN=local go mod edit -json "$1/go.mod"; }
 goline() { gomod "$1" | sed -n 's/^\t"Go": "\(.*\)",*$/\1/p'; }
 # required DIR MODULE: the version of MODULE that DIR's go.mod requires.

@@ -6,8 +6,8 @@ require (
 	github.com/jackc/pgx/v5 v5.9.2
 	github.com/redis-primitives/go/fence v0.1.0
 	github.com/redis-primitives/go/fence/pgfence v0.1.0
+	github.com/redis-primitives/go/internal/luascripts v0.1.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
-	github.com/redis-primitives/go/luascripts v0.1.0
 	github.com/redis/go-redis/v9 v9.7.3
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis-primitives/go/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 //go:embed holders.lua

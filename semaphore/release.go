@@ -5,7 +5,7 @@ import (
 	_ "embed"
 	"time"
 
-	"github.com/redis-primitives/go/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 //go:embed release.lua

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
-	"github.com/redis-primitives/go/luascripts"
 )
 
 // scripts is every script of this package.

@@ -32,8 +32,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/bench"
+	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
-	"github.com/redis-primitives/go/luascripts"
 )
 
 func main() {

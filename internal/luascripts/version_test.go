@@ -7,8 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
-	"github.com/redis-primitives/go/luascripts"
 )
 
 // A Redis older than 7.0 has no EVALSHA_RO or EVAL_RO. A server of our own

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
-	"github.com/redis-primitives/go/luascripts"
 )
 
 // Redis runs one script at a time and nothing else meanwhile: a slow script

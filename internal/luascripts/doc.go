@@ -12,6 +12,7 @@
 // ServerVersion, Durability and RefusedScript read what every primitive's
 // Preflight reports, so the start-up checks read it one way.
 //
-// Nothing here is meant for users: the primitives' constructors take
+// It is internal: only this project's modules can import it, so that the
+// published API is the primitives only. The primitives' constructors take
 // go-redis's own client interfaces.
 package luascripts

@@ -7,8 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
-	"github.com/redis-primitives/go/luascripts"
 )
 
 func TestMain(m *testing.M) { redistest.VerifyMain(m) }

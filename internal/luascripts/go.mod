@@ -1,4 +1,4 @@
-module github.com/redis-primitives/go/luascripts
+module github.com/redis-primitives/go/internal/luascripts
 
 go 1.25.0
 
