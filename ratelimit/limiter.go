@@ -14,8 +14,8 @@ import (
 type Limiter struct {
 	client redis.Scripter
 	cfg    config
-	deny   *denyCache // nil unless WithDenyCache
-	batch  *batcher   // nil unless WithBatching
+	deny   *denyCache          // nil unless WithDenyCache
+	batch  *luascripts.Batcher // nil unless WithBatching
 }
 
 // New returns a Limiter that keeps its state in the server behind client.

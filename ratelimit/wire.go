@@ -40,7 +40,7 @@ func (l *Limiter) send(ctx context.Context, m mode, key string, lims []Limit, n 
 	s := script(m, lims)
 	var cmd *redis.Cmd
 	if l.batch != nil {
-		cmd = l.batch.lane(key).do(ctx, s, req.keys, req.args)
+		cmd = l.batch.Do(ctx, key, s, req.keys, req.args)
 	} else {
 		cmd = s.Run(ctx, l.client, req.keys, req.args...)
 	}

@@ -1,4 +1,4 @@
-package ratelimit
+package luascripts
 
 import (
 	"hash/maphash"
@@ -11,7 +11,7 @@ import (
 // user key alone, whatever the limits); and the lanes only overlap if keys
 // spread over both.
 func TestBatchingSendsEveryCallOfAKeyThroughOneLaneAndSpreadsKeys(t *testing.T) {
-	b := &batcher{seed: maphash.MakeSeed()}
+	b := &Batcher{seed: maphash.MakeSeed()}
 	used := [2]int{}
 	for i := range 1000 {
 		key := "user:" + strconv.Itoa(i)
