@@ -42,7 +42,10 @@ type Batcher struct {
 
 // An Exec sends one batch's calls and sets each call's Cmd. The calls are
 // in arrival order; ctx carries the batch's deadline, the latest of its
-// calls'. RunBatch is the default.
+// calls'. RunBatch is the default. On a Redis Cluster an Exec gets the
+// calls of one primary and that node's pipelines (bynode.go): a call
+// it leaves refused by a migration (MOVED, ASK, TRYAGAIN: it did not run)
+// is sent again by the Batcher through the cluster client.
 type Exec func(ctx context.Context, newPipeline func() redis.Pipeliner, calls []Call)
 
 // ErrNoPipeline is NewBatcher's error for a client without Pipeline.
@@ -204,11 +207,10 @@ func (b *lane) send(lead *batchCall, batch []*batchCall) {
 		}
 		b.run(ctx, live)
 		for _, c := range live {
-			// The socket's deadline is the context's, and may fire a moment
-			// before the context says so: a call past its deadline reports it.
-			if err := c.cmd.Err(); err != nil && c.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-				if dl, ok := c.ctx.Deadline(); ok && !time.Now().Before(dl) {
-					c.cmd.SetErr(fmt.Errorf("%w: %w", context.DeadlineExceeded, err))
+			// A call past its own deadline reports it, as Run does.
+			if err := c.cmd.Err(); err != nil {
+				if derr := deadlineError(c.ctx, err); derr != err {
+					c.cmd.SetErr(derr)
 				}
 			}
 		}
@@ -239,7 +241,11 @@ func (b *lane) run(ctx context.Context, calls []*batchCall) {
 	for i, c := range calls {
 		batch[i] = Call{Script: c.script, Keys: c.keys, Args: c.args}
 	}
-	b.exec(ctx, b.pipe.Pipeline, batch)
+	if cc, ok := b.pipe.(*redis.ClusterClient); ok {
+		runByNode(ctx, cc, b.exec, batch)
+	} else {
+		b.exec(ctx, b.pipe.Pipeline, batch)
+	}
 	for i, c := range calls {
 		if c.cmd = batch[i].Cmd; c.cmd == nil {
 			c.cmd = errCmd(c.ctx, fmt.Errorf("%s: the batch sent no command for it", c.script.name))

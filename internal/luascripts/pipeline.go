@@ -151,8 +151,8 @@ func RunBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []C
 			round[i] = migrating(calls[i].Cmd.Err())
 			again = again || round[i]
 		}
-		if !again {
-			break
+		if !again || ctx.Value(nodeBatchKey{}) != nil {
+			break // a node's part of a batch: the Batcher sends them again (bynode.go)
 		}
 		if wait == nil {
 			wait = newPauses(ctx)
