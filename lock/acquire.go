@@ -85,7 +85,7 @@ func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, wa
 
 // acquireOne runs the acquire script for lease.
 func (l *Locker) acquireOne(ctx context.Context, lease *Lease, keys []string, args []any) (*Lease, error) {
-	res, err := acquireScript.Run(ctx, l.client, keys, args...).Result()
+	res, err := l.run(ctx, lease.Name, acquireScript, keys, args...).Result()
 	if err != nil {
 		err = acquireTooOld(err)
 		if noReply(err) {

@@ -15,6 +15,8 @@
 // Acquire is one round trip: it advances the counter and sets the lock
 // (SET PX), or, when the name is held, answers with the holder's token,
 // owner and remaining TTL. A failed acquire writes no lock. Release and Extend are one round trip each.
+// WithBatching shares those round trips among the calls goroutines make at
+// the same moment, each still its own script.
 //
 // # What is guaranteed
 //

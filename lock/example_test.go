@@ -160,6 +160,22 @@ func ExampleLocker_Preflight() {
 	}
 }
 
+func ExampleWithBatching() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	// The acquires, releases and renewals of many goroutines share round
+	// trips, up to 64 script calls each; a name's calls keep their order.
+	locker, err := lock.New(rdb, lock.WithBatching(64))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	lease, err := locker.Acquire(ctx, "account-42", 10*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer locker.Release(ctx, lease)
+}
+
 func ExampleWithReplicas() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	// Acquire returns ErrNotReplicated, having released the lock, unless one

@@ -50,7 +50,7 @@ func (l *Locker) extend(ctx context.Context, lease *Lease, ttl time.Duration) er
 }
 
 func (l *Locker) extendOnce(ctx context.Context, lease *Lease, ttl time.Duration) error {
-	n, err := extendScript.Run(ctx, l.client, lease.keys[:1], lease.value, ttl.Milliseconds()).Int()
+	n, err := l.run(ctx, lease.Name, extendScript, lease.keys[:1], lease.value, ttl.Milliseconds()).Int()
 	if err != nil {
 		return wrap(ctx, "extend", lease.Name, err)
 	}

@@ -30,6 +30,7 @@ type Client interface {
 type Locker struct {
 	client Client
 	cfg    config
+	batch  *luascripts.Batcher // nil unless WithBatching
 }
 
 // New returns a Locker that uses client. It fails with ErrNilClient for a
@@ -47,7 +48,11 @@ func New(client Client, opts ...Option) (*Locker, error) {
 			return nil, err
 		}
 	}
-	return &Locker{client: client, cfg: cfg}, nil
+	batch, err := newBatcher(client, cfg.batch)
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{client: client, cfg: cfg, batch: batch}, nil
 }
 
 // checkTTL rejects what Redis cannot express, and a TTL that leaves no time

@@ -26,6 +26,8 @@ type config struct {
 	counterTokens bool             // WithCounterTokens
 	serverTime    func() time.Time // WithServerTimeForTests
 
+	batch int // WithBatching: the largest batch, 0 for none
+
 	observer // WithHook, WithLogger
 }
 

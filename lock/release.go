@@ -31,7 +31,7 @@ func (l *Locker) Release(ctx context.Context, lease *Lease) (bool, error) {
 	if l.cfg.on() {
 		start = time.Now()
 	}
-	n, err := releaseScript.Run(ctx, l.client, lease.keys[:1], lease.value).Int()
+	n, err := l.run(ctx, lease.Name, releaseScript, lease.keys[:1], lease.value).Int()
 	if err != nil {
 		err = wrap(ctx, "release", lease.Name, err)
 	}

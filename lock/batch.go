@@ -1,0 +1,74 @@
+package lock
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/internal/luascripts"
+)
+
+// WithBatching coalesces the acquires, releases and renewals (Extend, and
+// the Keeper's and WithLock's) that goroutines make at the same moment
+// into pipelined round trips of up to size script calls. The first call
+// on an idle lane is sent at once, alone; calls that arrive while a batch
+// is in flight go together in the next, so no call waits for a timer.
+// Each call is still its own script, with every guarantee of the package:
+// a lease's token, its deadline (counted from before the call waited for
+// its batch, so never later than the server's expiry) and at-most-once
+// releases. Only the round trips are shared.
+//
+//   - Order: the calls on one name are sent in the order they were made,
+//     one batch at a time per name.
+//   - Deadlines: a call returns by its own context's deadline. A call that
+//     ends before its batch is sent is not sent; one that ends while its
+//     batch is in flight returns its context's error, and may have run, as
+//     with any call that times out after it was written (an acquire's
+//     lock, if taken, is given back as after any lost reply).
+//   - No goroutine: a caller sends its batch, and hands the next to a
+//     waiting caller.
+//
+// With WithReplicas, acquires are not batched: each needs a WAIT of its
+// own on its connection, after its own script, before its lease is
+// returned; releases and renewals, which WithReplicas does not wait for,
+// are. Batching needs a client with Pipeline (every go-redis client; on a
+// cluster each batch is split by node). A size below 1 is
+// ErrInvalidOption.
+func WithBatching(size int) Option {
+	return func(c *config) error {
+		if size < 1 {
+			return invalid("batch size %d, must be positive", size)
+		}
+		c.batch = size
+		return nil
+	}
+}
+
+// testBatch is the batch size of every Locker a test makes without
+// WithBatching (export_test.go sets it from REDISTEST_BATCH); 0 outside
+// tests.
+var testBatch int
+
+// newBatcher returns the batcher of WithBatching, or nil without it.
+func newBatcher(client Client, size int) (*luascripts.Batcher, error) {
+	if size == 0 {
+		size = testBatch
+	}
+	if size == 0 {
+		return nil, nil
+	}
+	b, err := luascripts.NewBatcher(client, size, nil)
+	if err != nil {
+		return nil, invalid("WithBatching: %v", err)
+	}
+	return b, nil
+}
+
+// run runs s for the lock name, batched with WithBatching: a name's calls
+// share a lane, so they are sent in the order they were made.
+func (l *Locker) run(ctx context.Context, name string, s *luascripts.Script, keys []string, args ...any) *redis.Cmd {
+	if l.batch != nil {
+		return l.batch.Do(ctx, name, s, keys, args)
+	}
+	return s.Run(ctx, l.client, keys, args...)
+}
