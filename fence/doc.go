@@ -23,7 +23,8 @@
 //
 // A Fencer binds a token to a Store, so a holder passes one value to the
 // code that writes on its behalf. Set and HSet cover the common writes; Eval
-// runs any Lua write of the caller's under the same check.
+// runs any Lua write of the caller's under the same check. WithBatching
+// shares round trips among the writes goroutines make at the same moment.
 //
 // Store.Preflight is a start-up check: it reports the server's version, an
 // eviction policy or a lack of persistence that could lose a high-water

@@ -71,7 +71,7 @@ func (s *Store) Eval(ctx context.Context, token int64, script string, keys []str
 // run runs a framed write and decodes its reply. keys and argv are the
 // script's whole KEYS and ARGV, mark and token first.
 func (s *Store) run(ctx context.Context, op string, script *luascripts.Script, key string, token int64, keys []string, argv []any) (any, error) {
-	res, err := script.Run(ctx, s.client, keys, argv...).Slice()
+	res, err := s.runWrite(ctx, script, keys, argv).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("fence: %s %q: %w", op, key, err)
 	}

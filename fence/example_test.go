@@ -52,6 +52,20 @@ func ExampleWithScope() {
 	// app:{billing-run}:cursor
 }
 
+func ExampleWithBatching() {
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	// The fenced writes of many goroutines share round trips, up to 64
+	// each; each write keeps its own verdict, and the writes under one
+	// mark keep their order.
+	store, err := fence.New(client, fence.WithBatching(64))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := store.Set(context.Background(), 7, "report:42", "done"); err != nil {
+		log.Print(err) // a *fence.StaleError when a newer holder wrote first
+	}
+}
+
 func ExampleStore_Key() {
 	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()

@@ -22,7 +22,8 @@ import (
 // counter (one lock name): marks of different scopes, or tokens of
 // different locks, do not compare.
 type Store struct {
-	client redis.Scripter
+	client  redis.Scripter
+	batcher *luascripts.Batcher // nil unless WithBatching
 	config
 }
 
@@ -31,6 +32,7 @@ type config struct {
 	scope  string // as given to WithScope; "" for a mark per key
 	prefix string // what the scope's keys and mark start with
 	tag    string // the scope's hash tag
+	batch  int    // WithBatching: the largest batch, 0 for none
 	observer
 }
 
@@ -83,6 +85,13 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 		if err := opt(&s.config); err != nil {
 			return nil, err
 		}
+	}
+	if s.batch == 0 {
+		s.batch = testBatch
+	}
+	var err error
+	if s.batcher, err = newBatcher(client, s.batch); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
