@@ -13,6 +13,15 @@ for dir in $(scripts/modules.sh); do
 		failed+=("$dir")
 	fi
 done
+# The batched pass: lock and fence once more with every Locker and Store
+# batched (REDISTEST_BATCH, read by their tests), so that each of their
+# guarantees is also tested through the batcher.
+for dir in lock fence; do
+	echo "== $dir, batched"
+	if ! (cd "$dir" && REDISTEST_BATCH=16 go test -race -count=1 "$@" ./...); then
+		failed+=("$dir (batched)")
+	fi
+done
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAIL: ${failed[*]}"
 	exit 1
