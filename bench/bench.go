@@ -13,6 +13,7 @@ type runner struct {
 	cfg     Config
 	addr    string
 	clients []*redis.Client
+	closers []func() // clients of other kinds (rueidis)
 }
 
 // client returns a new client of the server with a connection for every
@@ -29,7 +30,13 @@ func (r *runner) client() *redis.Client {
 	return c
 }
 
-func (r *runner) close() { r.closeAllBut(nil) }
+func (r *runner) close() {
+	r.closeAllBut(nil)
+	for _, c := range r.closers {
+		c()
+	}
+	r.closers = nil
+}
 
 // closeAllBut closes every client but keep.
 func (r *runner) closeAllBut(keep *redis.Client) {

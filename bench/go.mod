@@ -13,6 +13,7 @@ require (
 	github.com/redis-primitives/go/ratelimit v0.1.0
 	github.com/redis-primitives/go/semaphore v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 	github.com/ulule/limiter/v3 v3.11.2
 )
 

@@ -12,6 +12,8 @@ import (
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
 
 	"github.com/redis-primitives/go/lock"
 )
@@ -47,6 +49,32 @@ func oursLockerWith(c *redis.Client, opts ...lock.Option) (locker, error) {
 		if !ok {
 			return false, fmt.Errorf("bench: lock %q: release of a live lease reported it lost", key)
 		}
+		return true, nil
+	}, nil
+}
+
+// rueidislockLocker is rueidislock with its defaults (KeyMajority 2: two
+// of three keys, auto-pipelining, client-side caching), on a rueidis
+// client of its own. A release is the cancel of the lock's context, which
+// rueidislock carries out before it returns.
+func (r *runner) rueidislockLocker(prefix string) (locker, error) {
+	l, err := rueidislock.NewLocker(rueidislock.LockerOption{
+		KeyPrefix:    strings.TrimSuffix(prefix, ":"),
+		KeyValidity:  lockTTL,
+		ClientOption: rueidis.ClientOption{InitAddress: []string{r.addr}, DisableCache: false},
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, l.Close)
+	return func(ctx context.Context, key string) (bool, error) {
+		_, cancel, err := l.TryWithContext(ctx, key)
+		if errors.Is(err, rueidislock.ErrNotLocked) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		cancel()
 		return true, nil
 	}, nil
 }
@@ -94,7 +122,7 @@ func redsyncLocker(c *redis.Client) locker {
 // whose keys live under prefix: nothing for ours, which puts the prefix in
 // front itself (WithPrefix), the prefix for the peers.
 func lockKeyBase(lib, prefix string) string {
-	if strings.HasPrefix(lib, NameOursLock) {
+	if strings.HasPrefix(lib, NameOursLock) || lib == NameRueidislock { // both prefix the names themselves
 		return ""
 	}
 	return prefix
@@ -113,6 +141,12 @@ func (r *runner) lockCases(ctx context.Context) ([]*benchCase, error) {
 	impls := []impl{
 		{name: NameOursLock, ref: true, prefix: "ours:", note: "Acquire (fencing token) + Release",
 			make: oursLocker},
+		{name: NameOursLockBatch, prefix: "oursbatch:", note: "the same, WithBatching(64)",
+			make: func(c *redis.Client, prefix string) (locker, error) {
+				return oursLockerWith(c, lock.WithPrefix(prefix), lock.WithBatching(64))
+			}},
+		{name: NameRueidislock, prefix: "rueidislock:", note: "TryWithContext + cancel (defaults: 2 of 3 keys, auto-pipelining)",
+			make: func(_ *redis.Client, prefix string) (locker, error) { return r.rueidislockLocker(prefix) }},
 		{name: NameRedislock, prefix: "redislock:", note: "Obtain (no retry) + Release",
 			make: func(c *redis.Client, _ string) (locker, error) { return redislockLocker(c), nil }},
 		{name: NameRedsync, prefix: "redsync:", note: "one pool, WithTries(1): LockContext + UnlockContext",

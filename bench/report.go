@@ -13,6 +13,8 @@ const (
 	NameOursLock       = "redis-primitives/lock"
 	NameRedislock      = "bsm/redislock"
 	NameRedsync        = "go-redsync/redsync"
+	NameOursLockBatch  = "redis-primitives/lock + batching"
+	NameRueidislock    = "redis/rueidislock"
 	NameOursLog        = "ours: sliding log"
 	NameOursCounter    = "ours: sliding counter"
 	NameOursGCRA       = "ours: GCRA"

@@ -55,6 +55,12 @@ func targets(cases []*benchCase, rep *Report) []Target {
 			ratio(cases, TableLockMany, NameOursLock, NameLimit), 0.75),
 		atLeast("lock, 1 key contended: attempts/s ÷ redislock's",
 			ratio(cases, TableLockHot, NameOursLock, NameRedislock), 1.5),
+		atLeast("lock + batching, many keys: acquire+release rate ÷ rueidislock's",
+			ratio(cases, TableLockMany, NameOursLockBatch, NameRueidislock), 1.0),
+		atLeast("lock + batching, 1 key contended: attempts/s ÷ rueidislock's",
+			ratio(cases, TableLockHot, NameOursLockBatch, NameRueidislock), 1.0),
+		atLeast("lock + batching, many keys: acquire+release rate ÷ redislock's",
+			ratio(cases, TableLockMany, NameOursLockBatch, NameRedislock), 1.5),
 	}
 	short := map[string]string{
 		TableLimitHotAdmit: "1 hot key, admitting", TableLimitManyAdmit: "many keys, admitting",
