@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -100,5 +101,39 @@ func BenchmarkNaiveAcquireRelease(b *testing.B) {
 		if err := n.Release(ctx, "bench"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkAcquireReleaseBatched: 50 goroutines on names of their own,
+// unbatched and WithBatching(64), on one client.
+func BenchmarkAcquireReleaseBatched(b *testing.B) {
+	for _, size := range []int{0, 64} {
+		b.Run("batch="+strconv.Itoa(size), func(b *testing.B) {
+			s := redistest.Start(b)
+			c := client(b, s, func(o *redis.Options) { o.PoolSize = 60 })
+			var opts []lock.Option
+			if size > 0 {
+				opts = append(opts, lock.WithBatching(size))
+			}
+			l := newLockerOn(b, s, c, opts...)
+			ctx := context.Background()
+			var ids atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(max(1, 50/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				name := "bench-" + strconv.FormatInt(ids.Add(1), 10)
+				for pb.Next() {
+					lease, err := l.Acquire(ctx, name, 10*time.Second)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if _, err := l.Release(ctx, lease); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
