@@ -34,7 +34,7 @@ func BenchmarkSet(b *testing.B) {
 	})
 	// The same write with a hook that counts: the cost of observing.
 	var decisions int
-	hooked, err := fence.New(c, fence.WithHook(func(context.Context, fence.Decision) { decisions++ }))
+	hooked, err := fence.New(c, fence.WithHook(func(context.Context, fence.Event) { decisions++ }))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis-primitives/go/internal/luascripts"
 )
@@ -65,25 +66,31 @@ func (s *Store) Eval(ctx context.Context, token int64, script string, keys []str
 	}
 	all := append(append(make([]string, 0, len(keys)+1), mark), keys...)
 	argv := append(append(make([]any, 0, len(args)+1), token), args...)
-	return s.run(ctx, "eval", framed("eval.lua+body", script), keys[0], token, all, argv)
+	return s.run(ctx, OpEval, framed("eval.lua+body", script), keys[0], token, all, argv)
 }
 
 // run runs a framed write and decodes its reply. keys and argv are the
 // script's whole KEYS and ARGV, mark and token first.
-func (s *Store) run(ctx context.Context, op string, script *luascripts.Script, key string, token int64, keys []string, argv []any) (any, error) {
-	res, err := s.runWrite(ctx, script, keys, argv).Slice()
-	if err != nil {
-		return nil, fmt.Errorf("fence: %s %q: %w", op, key, err)
+func (s *Store) run(ctx context.Context, op Op, script *luascripts.Script, key string, token int64, keys []string, argv []any) (any, error) {
+	var start time.Time
+	if s.on() {
+		start = time.Now()
 	}
-	out, err := verdict(key, token, res)
-	if s.hook != nil || s.logger != nil {
-		d := Decision{Op: op, Key: key, Token: token, Accepted: err == nil}
+	res, err := s.runWrite(ctx, script, keys, argv).Slice()
+	var out any
+	if err != nil {
+		err = fmt.Errorf("fence: %s %q: %w", op, key, err)
+	} else {
+		out, err = verdict(key, token, res)
+	}
+	if s.on() {
+		e := Event{Op: op, Outcome: OutcomeAccepted, Key: key, Token: token, Latency: time.Since(start), Err: err}
 		if se, ok := err.(*StaleError); ok {
-			d.Highest = se.Highest
+			e.Outcome, e.Highest = OutcomeStale, se.Highest
 		} else if err != nil {
-			return out, err // an unexpected reply: no verdict
+			e.Outcome = OutcomeError
 		}
-		s.observe(ctx, d)
+		s.observe(ctx, e)
 	}
 	return out, err
 }

@@ -242,8 +242,8 @@ func ExampleWithHook() {
 	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	var refused atomic.Int64
-	store, err := fence.New(client, fence.WithHook(func(_ context.Context, d fence.Decision) {
-		if !d.Accepted {
+	store, err := fence.New(client, fence.WithHook(func(_ context.Context, e fence.Event) {
+		if e.Outcome == fence.OutcomeStale {
 			refused.Add(1)
 		}
 	}))
@@ -280,4 +280,22 @@ func ExampleStore_Preflight() {
 	for _, p := range report.Problems {
 		log.Printf("redis %s: %s", report.Version, p)
 	}
+}
+
+// An Event reports every write: its verdict, its latency and its error.
+func ExampleEvent() {
+	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer client.Close()
+	store, err := fence.New(client, fence.WithHook(func(ctx context.Context, e fence.Event) {
+		switch e.Outcome {
+		case fence.OutcomeStale:
+			log.Printf("%s %s: token %d refused, highest %d", e.Op, e.Key, e.Token, e.Highest)
+		case fence.OutcomeError:
+			log.Printf("%s %s: %v after %v", e.Op, e.Key, e.Err, e.Latency)
+		}
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = store
 }

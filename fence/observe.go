@@ -4,32 +4,70 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
-// Decision is the verdict on one fenced write, given to the hook set with
-// WithHook. A write that failed before a verdict (bad input, a network or
-// script error) has none.
-type Decision struct {
-	Op       string // "set", "hset" or "eval"
-	Key      string // the key written; for Eval, keys[0]
-	Token    int64  // the token the write carried
-	Accepted bool   // the write ran; false when it was refused as stale
-	Highest  int64  // when refused, the highest token accepted before it (> Token); 0 when accepted
+// Op names what a Store did, in an Event.
+type Op string
+
+// The operations an Event reports.
+const (
+	OpSet  Op = "set"  // Set
+	OpHSet Op = "hset" // HSet
+	OpEval Op = "eval" // Eval
+)
+
+// Outcome is how a fenced write ended, in an Event.
+type Outcome string
+
+// The outcomes an Event reports.
+const (
+	// OutcomeAccepted: the token passed and the write ran.
+	OutcomeAccepted Outcome = "accepted"
+	// OutcomeStale: the token was below the mark's highest, and nothing
+	// was written; Highest says the mark.
+	OutcomeStale Outcome = "stale"
+	// OutcomeError: the write failed without a verdict (the network, the
+	// server, a context that ended, an Eval script's error); Err says why.
+	// The write may have run all the same (see the package doc).
+	OutcomeError Outcome = "error"
+)
+
+// Event is one fenced write, given to the hook set with WithHook: its
+// verdict, or its error. Bad input (a token below 1, a bad key), returned
+// before any round trip, is not reported. The shape is the one every
+// primitive of this project reports with (lock.Event, and the others').
+type Event struct {
+	Op      Op
+	Outcome Outcome
+	// Key is the key written; for Eval, keys[0].
+	Key string
+	// Token is the token the write carried.
+	Token int64
+	// Highest is, for OutcomeStale, the highest token accepted before the
+	// write (> Token); 0 otherwise.
+	Highest int64
+	// Latency is how long the write took: one round trip, or the wait for
+	// a batch (WithBatching) and its round trip.
+	Latency time.Duration
+	// Err is the error the write returned, for OutcomeError and (the
+	// *StaleError) OutcomeStale; nil when accepted.
+	Err error
 }
 
 // observer is what WithHook and WithLogger set; the zero value observes
 // nothing and costs a nil check per write.
 type observer struct {
-	hook   func(context.Context, Decision)
+	hook   func(context.Context, Event)
 	logger *slog.Logger
 }
 
-// WithHook calls hook with every write's verdict, accepted or refused, in
-// the goroutine of the write, after the verdict and before the write
-// returns. Keep it fast: it adds to every write's latency. A refused write
+// WithHook calls hook with every write's verdict, accepted or refused,
+// and every write that failed without one, in the goroutine of the write,
+// before the write returns. Keep it fast: it adds to every write's latency. A refused write
 // is the event that shows fencing at work (a stale holder kept out); a
 // metrics or tracing adapter counts it here. hook must not be nil.
-func WithHook(hook func(ctx context.Context, d Decision)) Option {
+func WithHook(hook func(ctx context.Context, e Event)) Option {
 	return func(c *config) error {
 		if hook == nil {
 			return fmt.Errorf("%w: nil hook", ErrInvalidOption)
@@ -52,14 +90,18 @@ func WithLogger(logger *slog.Logger) Option {
 	}
 }
 
-// observe reports a verdict to the hook and the logger, if set.
-func (o *observer) observe(ctx context.Context, d Decision) {
+// on reports whether anyone observes: writes skip reading the clock and
+// building an Event when not.
+func (o *observer) on() bool { return o.hook != nil || o.logger != nil }
+
+// observe reports e to the hook and the logger, if set.
+func (o *observer) observe(ctx context.Context, e Event) {
 	if o.hook != nil {
-		o.hook(ctx, d)
+		o.hook(ctx, e)
 	}
-	if o.logger != nil && !d.Accepted {
+	if o.logger != nil && e.Outcome == OutcomeStale {
 		o.logger.LogAttrs(ctx, slog.LevelWarn, "fence: stale write refused",
-			slog.String("op", d.Op), slog.String("key", d.Key),
-			slog.Int64("token", d.Token), slog.Int64("highest", d.Highest))
+			slog.String("op", string(e.Op)), slog.String("key", e.Key),
+			slog.Int64("token", e.Token), slog.Int64("highest", e.Highest))
 	}
 }

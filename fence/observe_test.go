@@ -14,16 +14,16 @@ import (
 	"github.com/redis-primitives/go/fence"
 )
 
-// Every verdict reaches the hook, a refusal with its token and highest;
-// bad input, which gets no verdict, does not.
+// Every verdict reaches the hook, a refusal with its token and highest,
+// each with its latency; bad input, which gets no verdict, does not.
 func TestHookSeesEveryAcceptedAndRefusedWrite(t *testing.T) {
 	var (
 		mu  sync.Mutex
-		got []fence.Decision
+		got []fence.Event
 	)
-	store, _, p := newStore(t, fence.WithHook(func(_ context.Context, d fence.Decision) {
+	store, _, p := newStore(t, fence.WithHook(func(_ context.Context, e fence.Event) {
 		mu.Lock()
-		got = append(got, d)
+		got = append(got, e)
 		mu.Unlock()
 	}))
 	ctx := context.Background()
@@ -35,15 +35,48 @@ func TestHookSeesEveryAcceptedAndRefusedWrite(t *testing.T) {
 	_, _ = store.Eval(ctx, 2, "redis.call('SET', KEYS[2], ARGV[2])", []string{key}, "d")
 	_ = store.Set(ctx, 0, key, "bad token")
 	_ = store.Set(ctx, 1, "", "bad key")
-	want := []fence.Decision{
-		{Op: "set", Key: key, Token: 5, Accepted: true},
-		{Op: "set", Key: key, Token: 4, Highest: 5},
-		{Op: "hset", Key: hash, Token: 3, Accepted: true}, // its own mark
-		{Op: "eval", Key: key, Token: 6, Accepted: true},
-		{Op: "eval", Key: key, Token: 2, Highest: 6},
+	want := []fence.Event{
+		{Op: fence.OpSet, Outcome: fence.OutcomeAccepted, Key: key, Token: 5},
+		{Op: fence.OpSet, Outcome: fence.OutcomeStale, Key: key, Token: 4, Highest: 5},
+		{Op: fence.OpHSet, Outcome: fence.OutcomeAccepted, Key: hash, Token: 3}, // its own mark
+		{Op: fence.OpEval, Outcome: fence.OutcomeAccepted, Key: key, Token: 6},
+		{Op: fence.OpEval, Outcome: fence.OutcomeStale, Key: key, Token: 2, Highest: 6},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("hook saw %d events, want %d:\n%+v", len(got), len(want), got)
+	}
+	for i := range got {
+		if got[i].Latency <= 0 {
+			t.Errorf("event %d: latency %v, want the write's", i, got[i].Latency)
+		}
+		if stale := got[i].Outcome == fence.OutcomeStale; stale != errors.Is(got[i].Err, fence.ErrStale) {
+			t.Errorf("event %d: outcome %s with error %v", i, got[i].Outcome, got[i].Err)
+		}
+		got[i].Latency, got[i].Err = 0, nil
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("hook saw\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// A write that fails without a verdict is reported too, with its error:
+// a hook that saw only verdicts would count an outage as silence.
+func TestHookSeesAWriteThatFailedWithoutAVerdict(t *testing.T) {
+	var got []fence.Event
+	store, _, p := newStore(t, fence.WithHook(func(_ context.Context, e fence.Event) { got = append(got, e) }))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := store.Set(ctx, 1, p+"{k}", "a")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a write with a canceled context: %v", err)
+	}
+	_, evalErr := store.Eval(context.Background(), 2, "error('boom')", []string{p + "{k}"})
+	if evalErr == nil {
+		t.Fatal("an Eval whose script raises: no error")
+	}
+	if len(got) != 2 || got[0].Outcome != fence.OutcomeError || !errors.Is(got[0].Err, context.Canceled) ||
+		got[1].Outcome != fence.OutcomeError || got[1].Err == nil {
+		t.Fatalf("hook saw %+v; want two OutcomeError events with their errors", got)
 	}
 }
 

@@ -26,7 +26,7 @@ func (s *Store) Set(ctx context.Context, token int64, key string, value any) err
 	if err != nil {
 		return err
 	}
-	_, err = s.run(ctx, "set", setScript, key, token, []string{mark, key}, []any{token, value})
+	_, err = s.run(ctx, OpSet, setScript, key, token, []string{mark, key}, []any{token, value})
 	return err
 }
 
@@ -37,6 +37,6 @@ func (s *Store) HSet(ctx context.Context, token int64, key, field string, value 
 	if err != nil {
 		return err
 	}
-	_, err = s.run(ctx, "hset", hsetScript, key, token, []string{mark, key}, []any{token, field, value})
+	_, err = s.run(ctx, OpHSet, hsetScript, key, token, []string{mark, key}, []any{token, field, value})
 	return err
 }

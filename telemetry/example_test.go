@@ -72,13 +72,17 @@ func ExampleTelemetry_RecordFenceWrite() {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	tel.RecordFenceWrite(ctx, telemetry.FenceWrite{Store: "s3", Operation: "put", Token: 7, Accepted: true})
-	tel.RecordFenceWrite(ctx, telemetry.FenceWrite{Store: "s3", Operation: "put", Token: 6, Highest: 7})
+	tel.RecordFenceWrite(ctx, telemetry.FenceWrite{Store: "s3", Operation: "put", Token: 7, Accepted: true, Latency: 3 * time.Millisecond})
+	tel.RecordFenceWrite(ctx, telemetry.FenceWrite{Store: "s3", Operation: "put", Token: 6, Highest: 7, Latency: 2 * time.Millisecond})
 
 	var rm metricdata.ResourceMetrics
 	_ = reader.Collect(ctx, &rm)
 	for _, m := range rm.ScopeMetrics[0].Metrics {
-		for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		sum, ok := m.Data.(metricdata.Sum[int64]) // fence.writes; fence.write.duration is a histogram
+		if !ok {
+			continue
+		}
+		for _, p := range sum.DataPoints {
 			outcome, _ := p.Attributes.Value(telemetry.AttrFenceOutcome)
 			fmt.Println(m.Name, outcome.AsString(), p.Value)
 		}

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -12,7 +13,7 @@ import (
 const (
 	AttrFenceStore     = attribute.Key("fence.store")     // redis or postgresql
 	AttrFenceOperation = attribute.Key("fence.operation") // set, hset, eval; update, guard
-	AttrFenceOutcome   = attribute.Key("fence.outcome")   // accepted or stale
+	AttrFenceOutcome   = attribute.Key("fence.outcome")   // accepted, stale or error
 	AttrFenceTable     = attribute.Key("fence.table")     // postgresql: the table compared against
 	AttrFenceKey       = attribute.Key("fence.key")       // only WithKeys: the key, or the row id
 	AttrFenceToken     = attribute.Key("fence.token")     // spans: the write's token
@@ -29,29 +30,43 @@ type FenceWrite struct {
 	Key       string // recorded only WithKeys
 	Token     int64
 	Accepted  bool
-	Highest   int64 // when refused
+	Highest   int64         // when refused
+	Latency   time.Duration // how long the write took; 0 if unknown
+	// Err is the error of a write that failed without a verdict (outcome
+	// error); nil for a verdict, accepted or stale.
+	Err error
 }
 
 // Fence returns the option that reports a fence.Store's verdicts (see
 // RecordFenceWrite). It sets the Store's hook (fence.WithHook): one Store
 // has one hook, and an option given after this one replaces it.
 func (t *Telemetry) Fence() fence.Option {
-	return fence.WithHook(func(ctx context.Context, d fence.Decision) {
-		t.RecordFenceWrite(ctx, FenceWrite{Store: "redis", Operation: d.Op, Key: d.Key, Token: d.Token, Accepted: d.Accepted, Highest: d.Highest})
+	return fence.WithHook(func(ctx context.Context, e fence.Event) {
+		w := FenceWrite{Store: "redis", Operation: string(e.Op), Key: e.Key, Token: e.Token,
+			Accepted: e.Outcome == fence.OutcomeAccepted, Highest: e.Highest, Latency: e.Latency}
+		if e.Outcome == fence.OutcomeError {
+			w.Err = e.Err
+		}
+		t.RecordFenceWrite(ctx, w)
 	})
 }
 
 // RecordFenceWrite counts w in fence.writes ({write}) by fence.store,
-// fence.operation, fence.outcome (accepted, or stale: the refusal that
-// kept a stale holder out) and fence.table, and records a span
-// "fence.write" under ctx's span with the tokens.
+// fence.operation, fence.outcome (accepted; stale: the refusal that kept a
+// stale holder out; error: no verdict, w.Err) and fence.table, records its
+// latency in fence.write.duration (s) by the same attributes, and records a
+// span "fence.write" under ctx's span, as long as the write took, with the
+// tokens (and the error).
 func (t *Telemetry) RecordFenceWrite(ctx context.Context, w FenceWrite) {
-	k := fenceKind{store: w.Store, op: w.Operation, table: w.Table, accepted: w.Accepted}
+	outcome := "accepted"
+	switch {
+	case w.Err != nil:
+		outcome = "error"
+	case !w.Accepted:
+		outcome = "stale"
+	}
+	k := fenceKind{store: w.Store, op: w.Operation, table: w.Table, outcome: outcome}
 	build := func() *attrs {
-		outcome := "accepted"
-		if !k.accepted {
-			outcome = "stale"
-		}
 		kvs := make([]attribute.KeyValue, 0, 5)
 		kvs = append(kvs, AttrFenceStore.String(k.store), AttrFenceOperation.String(k.op), AttrFenceOutcome.String(outcome))
 		if k.table != "" {
@@ -69,15 +84,15 @@ func (t *Telemetry) RecordFenceWrite(ctx context.Context, w FenceWrite) {
 		a = t.fenceCache.get(k, build)
 	}
 	t.fenceWrites.Add(ctx, 1, a.add...)
+	t.fenceDuration.Record(ctx, w.Latency.Seconds(), a.record...)
 	extra := [2]attribute.KeyValue{AttrFenceToken.Int64(w.Token), AttrFenceHighest.Int64(w.Highest)}
 	n := 1
-	if !w.Accepted {
+	if outcome == "stale" {
 		n = 2
 	}
-	t.span(ctx, a.span, 0, nil, a.spanAttrs(extra[:n]...))
+	t.span(ctx, a.span, w.Latency, w.Err, a.spanAttrs(extra[:n]...))
 }
 
 type fenceKind struct {
-	store, op, table string
-	accepted         bool
+	store, op, table, outcome string
 }

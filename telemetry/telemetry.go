@@ -84,8 +84,9 @@ type Telemetry struct {
 	rlDuration  metric.Float64Histogram
 	rlCache     cache[rateLimitKind]
 
-	fenceWrites metric.Int64Counter
-	fenceCache  cache[fenceKind]
+	fenceWrites   metric.Int64Counter
+	fenceDuration metric.Float64Histogram
+	fenceCache    cache[fenceKind]
 
 	electionTransitions metric.Int64Counter
 	electionTerm        metric.Float64Histogram
@@ -130,7 +131,8 @@ func New(opts ...Option) (*Telemetry, error) {
 	t.lockLost = count("lock.lost", "{lease}", "Leases given up while held, by cause (not_held: found gone; deadline: no renewal in time).")
 	t.rlDecisions = count("ratelimit.decisions", "{decision}", "Rate-limit decisions, by outcome (allowed, rejected, error) and binding limit.")
 	t.rlDuration = hist("ratelimit.decision.duration", "Duration of rate-limit decisions, by outcome and binding limit.")
-	t.fenceWrites = count("fence.writes", "{write}", "Fenced writes, by outcome (accepted, or stale: refused for a token below the highest).")
+	t.fenceWrites = count("fence.writes", "{write}", "Fenced writes, by outcome (accepted; stale: refused for a token below the highest; error: no verdict).")
+	t.fenceDuration = hist("fence.write.duration", "Duration of fenced writes, by outcome.")
 	t.electionTransitions = count("election.transitions", "{transition}", "Role transitions of this node (elected, demoted, follower) and the leader changes it saw (leader_changed), by election.")
 	t.electionTerm = hist("election.term.duration", "Length of this node's terms as leader, by demotion reason.")
 	var err error

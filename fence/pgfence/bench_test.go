@@ -43,7 +43,7 @@ func BenchmarkUpdate(b *testing.B) {
 	})
 	// The same write with a hook that counts: the cost of observing.
 	var decisions int
-	hooked, err := pgfence.New(pgfence.WithHook(func(context.Context, pgfence.Decision) { decisions++ }))
+	hooked, err := pgfence.New(pgfence.WithHook(func(context.Context, pgfence.Event) { decisions++ }))
 	if err != nil {
 		b.Fatal(err)
 	}

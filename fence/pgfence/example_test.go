@@ -286,8 +286,8 @@ func ExampleTable_UpdateSQL() {
 // work.
 func ExampleWithHook() {
 	var refused atomic.Int64
-	store, err := pgfence.New(pgfence.WithHook(func(_ context.Context, d pgfence.Decision) {
-		if !d.Accepted {
+	store, err := pgfence.New(pgfence.WithHook(func(_ context.Context, e pgfence.Event) {
+		if e.Outcome == pgfence.OutcomeStale {
 			refused.Add(1)
 		}
 	}))
@@ -300,6 +300,20 @@ func ExampleWithHook() {
 // Log each refused stale write (and nothing else) at level Warn.
 func ExampleWithLogger() {
 	store, err := pgfence.New(pgfence.WithLogger(slog.Default()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = store
+}
+
+// An Event reports every fenced write: its verdict, its latency and its
+// error.
+func ExampleEvent() {
+	store, err := pgfence.New(pgfence.WithHook(func(_ context.Context, e pgfence.Event) {
+		if e.Outcome == pgfence.OutcomeError {
+			log.Printf("pgfence: %s %s %s: %v after %v", e.Op, e.Table, e.ID, e.Err, e.Latency)
+		}
+	}))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -58,12 +58,18 @@ func (s *Store) GuardSQL(ctx context.Context, tx *sql.Tx, resource string, token
 // guard is the one implementation behind Guard and GuardSQL; rollback
 // ends the caller's transaction on refusal.
 func (s *Store) guard(ctx context.Context, tx querier, rollback func(), resource string, token int64) error {
+	start := s.observer.start()
+	err := s.guardOnce(ctx, tx, rollback, resource, token)
+	s.observe(ctx, OpGuard, s.marks, resource, token, start, err)
+	return err
+}
+
+func (s *Store) guardOnce(ctx context.Context, tx querier, rollback func(), resource string, token int64) error {
 	var stored int64
 	err := tx.queryRow(ctx, fmt.Sprintf(`INSERT INTO %[1]s AS m (resource, token) VALUES ($1, $2)
 ON CONFLICT (resource) DO UPDATE SET token = EXCLUDED.token WHERE m.token <= EXCLUDED.token
 RETURNING m.token`, s.marks), resource, token).Scan(&stored)
 	if err == nil {
-		s.observe(ctx, "guard", s.marks, resource, token, nil)
 		return nil
 	}
 	if !isNoRows(err) {
@@ -79,12 +85,9 @@ RETURNING m.token`, s.marks), resource, token).Scan(&stored)
 	rollback()
 	if err != nil {
 		stale := &StaleError{ID: resource, Token: token}
-		s.observe(ctx, "guard", s.marks, resource, token, stale)
 		return fmt.Errorf("pgfence: guard %q: refused, and reading the highest token failed: %w", resource, errors.Join(stale, err))
 	}
-	stale := &StaleError{ID: resource, Token: token, Highest: highest}
-	s.observe(ctx, "guard", s.marks, resource, token, stale)
-	return stale
+	return &StaleError{ID: resource, Token: token, Highest: highest}
 }
 
 // Highest returns the highest token Guard has accepted for resource, or 0

@@ -2,35 +2,75 @@ package pgfence
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
-// Decision is the verdict on one fenced write, given to the hook set with
-// WithHook. A call that failed before a verdict (bad input, a missing row,
-// a database or serialization error) has none.
-type Decision struct {
-	Op       string // "update" (Store.Update, Table.Update, Table.UpdateSQL) or "guard" (Guard, GuardSQL)
-	Table    string // the table compared against, quoted: the rows, the caller's table, or the marks
-	ID       string // the row id, or the resource name for a guard
-	Token    int64  // the token the write carried
-	Accepted bool   // the write may proceed; false when it was refused as stale
-	Highest  int64  // when refused, the highest token accepted before it; 0 when accepted
+// Op names what a Store did, in an Event.
+type Op string
+
+// The operations an Event reports.
+const (
+	OpUpdate Op = "update" // Store.Update, Table.Update, Table.UpdateSQL
+	OpGuard  Op = "guard"  // Guard, GuardSQL
+)
+
+// Outcome is how a fenced write ended, in an Event.
+type Outcome string
+
+// The outcomes an Event reports.
+const (
+	// OutcomeAccepted: the token passed; the write may proceed (final once
+	// the caller's transaction commits).
+	OutcomeAccepted Outcome = "accepted"
+	// OutcomeStale: the token was below the highest; Highest says it.
+	OutcomeStale Outcome = "stale"
+	// OutcomeError: the call failed without a verdict (a missing row, the
+	// database's error, a context that ended); Err says why.
+	OutcomeError Outcome = "error"
+)
+
+// Event is one fenced write, given to the hook set with WithHook: its
+// verdict, or its error. Bad input, returned before any statement, is not
+// reported. The shape is the one every primitive of this project reports
+// with (lock.Event, fence.Event and the others').
+type Event struct {
+	Op      Op
+	Outcome Outcome
+	// Table is the table compared against, quoted: the rows, the caller's
+	// table, or the marks.
+	Table string
+	// ID is the row id, or the resource name for a guard.
+	ID string
+	// Token is the token the write carried.
+	Token int64
+	// Highest is, for OutcomeStale, the highest token accepted before it;
+	// 0 otherwise.
+	Highest int64
+	// Latency is how long the call took, its statements in the caller's
+	// transaction.
+	Latency time.Duration
+	// Err is the error the call returned, for OutcomeError and (the
+	// *StaleError) OutcomeStale; nil when accepted.
+	Err error
 }
 
 // observer is what WithHook and WithLogger set; the zero value observes
 // nothing and costs a nil check per write.
 type observer struct {
-	hook   func(context.Context, Decision)
+	hook   func(context.Context, Event)
 	logger *slog.Logger
 }
 
 // WithHook calls hook with every verdict of Update, Table.Update, Guard
-// and their database/sql doors, accepted or refused, in the caller's
-// goroutine, before the call returns. An accepted verdict inside the
+// and their database/sql doors, accepted or refused, and every such call
+// that failed without one, in the caller's goroutine, before the call
+// returns. An accepted verdict inside the
 // caller's transaction is final only once that transaction commits. Keep
 // hook fast. It must not be nil.
-func WithHook(hook func(ctx context.Context, d Decision)) Option {
+func WithHook(hook func(ctx context.Context, e Event)) Option {
 	return func(c *config) error {
 		if hook == nil {
 			return fmt.Errorf("%w: nil hook", ErrInvalidOption)
@@ -54,22 +94,37 @@ func WithLogger(logger *slog.Logger) Option {
 	}
 }
 
-// observe reports a verdict to the hook and the logger, if set. err is
-// nil or the *StaleError of a refusal.
-func (o *observer) observe(ctx context.Context, op, table, id string, token int64, err error) {
-	if o == nil || (o.hook == nil && o.logger == nil) {
+// on reports whether anyone observes: calls skip reading the clock when
+// not.
+func (o *observer) on() bool { return o != nil && (o.hook != nil || o.logger != nil) }
+
+// start returns the time a call starts at, when observed.
+func (o *observer) start() time.Time {
+	if o.on() {
+		return time.Now()
+	}
+	return time.Time{}
+}
+
+// observe reports a call that started at start and returned err to the
+// hook and the logger, if set.
+func (o *observer) observe(ctx context.Context, op Op, table, id string, token int64, start time.Time, err error) {
+	if !o.on() {
 		return
 	}
-	d := Decision{Op: op, Table: table, ID: id, Token: token, Accepted: err == nil}
-	if se, ok := err.(*StaleError); ok {
-		d.Highest = se.Highest
+	e := Event{Op: op, Outcome: OutcomeAccepted, Table: table, ID: id, Token: token, Latency: time.Since(start), Err: err}
+	var se *StaleError
+	if errors.As(err, &se) {
+		e.Outcome, e.Highest = OutcomeStale, se.Highest
+	} else if err != nil {
+		e.Outcome = OutcomeError
 	}
 	if o.hook != nil {
-		o.hook(ctx, d)
+		o.hook(ctx, e)
 	}
-	if o.logger != nil && !d.Accepted {
+	if o.logger != nil && e.Outcome == OutcomeStale {
 		o.logger.LogAttrs(ctx, slog.LevelWarn, "pgfence: stale write refused",
-			slog.String("op", op), slog.String("table", table), slog.String("id", id),
-			slog.Int64("token", token), slog.Int64("highest", d.Highest))
+			slog.String("op", string(op)), slog.String("table", table), slog.String("id", id),
+			slog.Int64("token", token), slog.Int64("highest", e.Highest))
 	}
 }

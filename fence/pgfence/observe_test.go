@@ -16,19 +16,19 @@ import (
 	"github.com/redis-primitives/go/fence/pgfence"
 )
 
-// Every verdict of every tool, through both doors, reaches the hook; a
-// missing row, which is no verdict, does not.
+// Every verdict of every tool, through both doors, reaches the hook, and
+// so does a missing row, as an error: a call with no verdict is not silence.
 func TestHookSeesEveryAcceptedAndRefusedWrite(t *testing.T) {
 	pool, _ := newDB(t, 0)
 	db := openSQL(t, pool)
 	ctx := context.Background()
 	var (
 		mu  sync.Mutex
-		got []pgfence.Decision
+		got []pgfence.Event
 	)
-	store, err := pgfence.New(pgfence.WithHook(func(_ context.Context, d pgfence.Decision) {
+	store, err := pgfence.New(pgfence.WithHook(func(_ context.Context, e pgfence.Event) {
 		mu.Lock()
-		got = append(got, d)
+		got = append(got, e)
 		mu.Unlock()
 	}))
 	if err != nil {
@@ -54,18 +54,39 @@ func TestHookSeesEveryAcceptedAndRefusedWrite(t *testing.T) {
 	}
 	_ = store.Update(ctx, pool, "acct", "v6", 6)
 	_ = store.Update(ctx, pool, "acct", "v4", 4)
-	_ = store.Update(ctx, pool, "none", "v", 9) // no such row: no verdict
+	_ = store.Update(ctx, pool, "none", "v", 9) // no such row: an error, no verdict
 	_ = table.Update(ctx, pool, "acct", 3, map[string]any{"value": "t3"})
 	_ = table.UpdateSQL(ctx, db, "acct", 0+1, map[string]any{"value": "t1"})
 	_ = guard(7)
 	_ = guardSQL(2)
-	want := []pgfence.Decision{
-		{Op: "update", Table: `"pgfence_rows"`, ID: "acct", Token: 6, Accepted: true},
-		{Op: "update", Table: `"pgfence_rows"`, ID: "acct", Token: 4, Highest: 6},
-		{Op: "update", Table: `"account"`, ID: "acct", Token: 3, Accepted: true},
-		{Op: "update", Table: `"account"`, ID: "acct", Token: 1, Highest: 3},
-		{Op: "guard", Table: `"pgfence_marks"`, ID: "job", Token: 7, Accepted: true},
-		{Op: "guard", Table: `"pgfence_marks"`, ID: "job", Token: 2, Highest: 7},
+	rows, acct, marks := `"pgfence_rows"`, `"account"`, `"pgfence_marks"`
+	want := []pgfence.Event{
+		{Op: pgfence.OpUpdate, Outcome: pgfence.OutcomeAccepted, Table: rows, ID: "acct", Token: 6},
+		{Op: pgfence.OpUpdate, Outcome: pgfence.OutcomeStale, Table: rows, ID: "acct", Token: 4, Highest: 6},
+		{Op: pgfence.OpUpdate, Outcome: pgfence.OutcomeError, Table: rows, ID: "none", Token: 9},
+		{Op: pgfence.OpUpdate, Outcome: pgfence.OutcomeAccepted, Table: acct, ID: "acct", Token: 3},
+		{Op: pgfence.OpUpdate, Outcome: pgfence.OutcomeStale, Table: acct, ID: "acct", Token: 1, Highest: 3},
+		{Op: pgfence.OpGuard, Outcome: pgfence.OutcomeAccepted, Table: marks, ID: "job", Token: 7},
+		{Op: pgfence.OpGuard, Outcome: pgfence.OutcomeStale, Table: marks, ID: "job", Token: 2, Highest: 7},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("hook saw %d events, want %d:\n%+v", len(got), len(want), got)
+	}
+	for i := range got {
+		if got[i].Latency <= 0 {
+			t.Errorf("event %d: latency %v, want the call's", i, got[i].Latency)
+		}
+		switch got[i].Outcome {
+		case pgfence.OutcomeStale:
+			if !errors.Is(got[i].Err, pgfence.ErrStale) {
+				t.Errorf("event %d: stale with error %v", i, got[i].Err)
+			}
+		case pgfence.OutcomeError:
+			if !errors.Is(got[i].Err, pgfence.ErrNotFound) {
+				t.Errorf("event %d: error %v, want ErrNotFound", i, got[i].Err)
+			}
+		}
+		got[i].Latency, got[i].Err = 0, nil
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("hook saw\n%+v\nwant\n%+v", got, want)

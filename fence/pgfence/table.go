@@ -145,15 +145,16 @@ func (t *Table) fencedUpdate(ctx context.Context, q querier, stmt, id string, to
 		before  int64
 		applied bool
 	)
+	start := t.obs.start()
 	err := q.queryRow(ctx, stmt, args...).Scan(&before, &applied)
 	switch {
 	case isNoRows(err):
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
+		err = fmt.Errorf("%w: %q", ErrNotFound, id)
 	case err != nil:
-		return wrapHint("update", id, t.hint, err)
+		err = wrapHint("update", id, t.hint, err)
 	case !applied:
 		err = &StaleError{ID: id, Token: token, Highest: before}
 	}
-	t.obs.observe(ctx, "update", t.name, id, token, err)
+	t.obs.observe(ctx, OpUpdate, t.name, id, token, start, err)
 	return err
 }
