@@ -77,9 +77,8 @@ type call struct {
 
 func (c call) String() string { return fmt.Sprintf("%s(%q, %v, %d)", c.op, c.key, c.rule, c.n) }
 
-// do runs c on l.
-func (c call) do(l decider) (ratelimit.Result, error) {
-	ctx := context.Background()
+// do runs c on l, with ctx (for waits, with a deadline that has passed).
+func (c call) do(ctx context.Context, l decider) (ratelimit.Result, error) {
 	switch c.op {
 	case "allow":
 		return l.Allow(ctx, c.key, c.rule)
@@ -239,8 +238,8 @@ func agree(t *testing.T, s *redistest.Server, tr trace, seed uint64, steps int) 
 		if rng.IntN(25) == 0 {
 			c.n = []int{0, -1, capacity(c.rule) + 1}[rng.IntN(3)] // refused as input
 		}
-		want, werr := c.do(p.redis)
-		got, gerr := c.do(p.double)
+		want, werr := c.do(context.Background(), p.redis)
+		got, gerr := c.do(context.Background(), p.double)
 		if !reflect.DeepEqual(got, want) || fmt.Sprint(gerr) != fmt.Sprint(werr) {
 			t.Fatalf("seed %d step %d at +%v: %v:\n redis  %+v, %v\n double %+v, %v",
 				seed, step, p.clk.Now().Sub(epoch), c, want, werr, got, gerr)
