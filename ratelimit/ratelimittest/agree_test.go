@@ -127,8 +127,8 @@ type trace struct {
 }
 
 var (
-	log     = ratelimit.SlidingLog(5, 30*time.Second)
-	counter = ratelimit.SlidingCounter(8, time.Minute)
+	logLimit = ratelimit.SlidingLog(5, 30*time.Second)
+	counter  = ratelimit.SlidingCounter(8, time.Minute)
 	// One per 120s/7, 4 at once: a drain of 7 per µs (not 1), so waits
 	// are rounded divisions.
 	gcra = ratelimit.GCRA(7, 2*time.Minute, 4)
@@ -162,8 +162,8 @@ func forward(grid time.Duration) func(rng *rand.Rand, now time.Time, retry time.
 
 // forwardRules are every algorithm alone and in two policies sharing
 // their state.
-var forwardRules = []ratelimit.Rule{log, counter, gcra,
-	ratelimit.Policy{log, counter, gcra},
+var forwardRules = []ratelimit.Rule{logLimit, counter, gcra,
+	ratelimit.Policy{logLimit, counter, gcra},
 	ratelimit.Policy{gcra.Named("g"), ratelimit.SlidingLog(3, 40*time.Second), ratelimit.SlidingCounter(11, 45*time.Second+777*time.Microsecond)},
 }
 

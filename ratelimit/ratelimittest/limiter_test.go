@@ -25,7 +25,7 @@ func newDouble(t *testing.T, clk *ratelimittest.Clock) *ratelimittest.Limiter {
 // is decided whole, as a script is.
 func TestConcurrentCallsAdmitExactlyTheLimit(t *testing.T) {
 	l := newDouble(t, ratelimittest.NewClock(epoch))
-	for _, lim := range []ratelimit.Limit{log, counter, gcra} {
+	for _, lim := range []ratelimit.Limit{logLimit, counter, gcra} {
 		var admitted atomic.Int64
 		var wg sync.WaitGroup
 		for range 50 {
