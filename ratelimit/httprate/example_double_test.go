@@ -13,20 +13,26 @@ import (
 	"github.com/redis-primitives/go/ratelimit/ratelimittest"
 )
 
+// newTestMiddleware is how a handler's test builds the middleware: on the
+// in-memory double, with a Clock the test moves instead of sleeping.
+func newTestMiddleware(policy ratelimit.Policy, key func(*http.Request) (string, error)) (*httprate.Middleware, *ratelimittest.Clock, error) {
+	clock := ratelimittest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	limiter, err := ratelimittest.New(ratelimittest.WithClock(clock)) // in production: ratelimit.New(client)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := httprate.New(httprate.Config{Limiter: limiter, Policy: policy, Key: key})
+	return m, clock, err
+}
+
 // A handler's unit test needs no Redis: give the middleware the in-memory
 // double, which decides as the Redis Limiter does, on a Clock the test
 // moves.
 func ExampleLimiter_withoutRedis() {
-	clock := ratelimittest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	limiter, err := ratelimittest.New(ratelimittest.WithClock(clock))
-	if err != nil {
-		log.Fatal(err)
-	}
-	m, err := httprate.New(httprate.Config{
-		Limiter: limiter, // in production: ratelimit.New(client)
-		Policy:  ratelimit.Policy{ratelimit.GCRA(1, time.Second, 2).Named("api")},
-		Key:     func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil },
-	})
+	m, clock, err := newTestMiddleware(
+		ratelimit.Policy{ratelimit.GCRA(1, time.Second, 2).Named("api")},
+		func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil },
+	)
 	if err != nil {
 		log.Fatal(err)
 	}
