@@ -151,6 +151,24 @@
 // concurrent callers it roughly halves the server's CPU per decision and
 // more than doubles the rate (make bench, "GCRA + batching").
 //
+// # Testing without Redis
+//
+// Package ratelimittest is an in-memory Limiter for unit tests: Allow,
+// AllowN, Take, Peek, Wait, WaitN and Reset with this package's Results and
+// errors, on a Clock the test moves instead of sleeping. It runs the
+// scripts' arithmetic transcribed into Go, and
+// TestDoubleAgreesWithTheRedisLimiterOnRandomTraces holds it to this
+// Limiter's answers, field for field, against a real server. It satisfies
+// httprate.Limiter, so a handler behind the middleware is tested without a
+// server. It shares no state between processes and never fails but on bad
+// input or an ended context: test failure handling against a real server.
+//
+// miniredis (an in-process Redis written in Go) runs lock and fence, but
+// not this package's scripts: they need Lua's struct library, which
+// miniredis lacks, and Peek's script declares flags, which it does not
+// parse (measured on miniredis v2.40.0:
+// TestOnMiniredisLockAndFenceWorkAndRatelimitsScriptsDoNot in examples/).
+//
 // WithPinnedClockForTests replaces the server's clock with the caller's; it
 // exists for tests only.
 package ratelimit

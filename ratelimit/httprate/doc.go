@@ -1,6 +1,12 @@
 // Package httprate is net/http middleware that rate-limits requests with a
 // ratelimit.Limiter.
 //
+// Config.Limiter is the Limiter interface (Allow and AllowN), which
+// *ratelimit.Limiter satisfies, and in tests the in-memory
+// *ratelimittest.Limiter, which decides as the Redis one does: a handler
+// behind the middleware is unit-tested without a server (see the
+// Limiter example).
+//
 // Each request is mapped to a key by a function the caller supplies
 // (ClientIP and ClientIPFromForwarded build one that trusts X-Forwarded-For
 // or Forwarded only from configured proxies; ClientIPKey also a header of

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/ratelimit"
 )
 
@@ -29,10 +30,22 @@ const (
 // ErrInvalidConfig is returned by New for a Config that cannot work.
 var ErrInvalidConfig = errors.New("httprate: invalid config")
 
+// A Limiter decides for the middleware: a *ratelimit.Limiter, or in a
+// handler's unit tests the in-memory *ratelimittest.Limiter, which decides
+// as the Redis one does with no server. The middleware calls Allow, or
+// AllowN when Config.Cost is set.
+type Limiter interface {
+	Allow(ctx context.Context, key string, r ratelimit.Rule) (ratelimit.Result, error)
+	AllowN(ctx context.Context, key string, r ratelimit.Rule, n int) (ratelimit.Result, error)
+}
+
 // Config configures the middleware. Limiter, Policy and Key are required;
 // every other field has a working zero value.
 type Config struct {
-	Limiter *ratelimit.Limiter
+	// Limiter decides: a *ratelimit.Limiter (ratelimit.New), or a
+	// *ratelimittest.Limiter in tests. A nil one, typed nil pointers
+	// included, is ErrInvalidConfig.
+	Limiter Limiter
 	// Policy is checked for every request; limit names become the policy
 	// identifiers in the headers. A limit's state is named after the key and
 	// the limit's parameters, not its name: two middlewares (two routes)
@@ -92,7 +105,7 @@ type Middleware struct {
 // New validates cfg and returns the middleware.
 func New(cfg Config) (*Middleware, error) {
 	switch {
-	case cfg.Limiter == nil:
+	case luascripts.IsNil(cfg.Limiter):
 		return nil, fmt.Errorf("%w: no Limiter", ErrInvalidConfig)
 	case len(cfg.Policy) == 0:
 		return nil, fmt.Errorf("%w: empty Policy", ErrInvalidConfig)

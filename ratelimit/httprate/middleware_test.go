@@ -16,6 +16,7 @@ import (
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/httprate"
+	"github.com/redis-primitives/go/ratelimit/ratelimittest"
 )
 
 type served struct {
@@ -172,6 +173,8 @@ func TestNewRejectsAConfigThatCannotWork(t *testing.T) {
 	p := ratelimit.Policy{ratelimit.SlidingLog(1, time.Second)}
 	for name, cfg := range map[string]httprate.Config{
 		"no limiter":       {Policy: p, Key: key},
+		"nil *Limiter":     {Limiter: (*ratelimit.Limiter)(nil), Policy: p, Key: key},
+		"nil double":       {Limiter: (*ratelimittest.Limiter)(nil), Policy: p, Key: key},
 		"no policy":        {Limiter: l, Key: key},
 		"no key":           {Limiter: l, Policy: p},
 		"negative timeout": {Limiter: l, Policy: p, Key: key, Timeout: -1},
