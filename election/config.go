@@ -1,6 +1,7 @@
 package election
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -79,6 +80,12 @@ type Config struct {
 	// Observer receives role transitions, leader changes and failed
 	// attempts.
 	Observer Observer
+	// Hook, when set, receives every Event: each attempt to take the lease
+	// and each renewal, with its latency and error, and the transitions
+	// the Observer receives, each with a context (the attempt's, the
+	// renewal's, or Run's), one at a time. It is called in the goroutine
+	// that made or saw the event, before it goes on: keep it fast.
+	Hook func(ctx context.Context, e Event)
 	// Logger, when set, logs each failed attempt to take the lease (what
 	// Observer.OnAttemptFailed receives) at level Warn, with the error and
 	// whether Run retries it; nothing else. Nil logs nothing.

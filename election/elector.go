@@ -42,6 +42,8 @@ type Elector struct {
 
 	seen LeaderInfo // the last term this node saw, for OnLeaderChange
 
+	hookMu sync.Mutex // Config.Hook is called one event at a time
+
 	reach reach // whether this node's attempts reach Redis, for Healthy
 }
 
@@ -107,6 +109,7 @@ func New(client Client, cfg Config) (*Elector, error) {
 // refused to this node) is kept for Healthy to quote, unless Run's context
 // ended it.
 func (e *Elector) lockEvent(ctx context.Context, ev lock.Event) {
+	e.reportLock(ctx, ev)
 	if ev.Op != lock.OpAcquire {
 		return
 	}
@@ -228,12 +231,13 @@ func (e *Elector) Resign(ctx context.Context) error {
 
 // see reports leader to OnLeaderChange if it is a term this node has not
 // seen yet. Only one goroutine of Run calls it at a time.
-func (e *Elector) see(leader LeaderInfo) {
+func (e *Elector) see(ctx context.Context, leader LeaderInfo) {
 	if leader.Epoch == e.seen.Epoch && leader.NodeID == e.seen.NodeID {
 		return
 	}
 	e.seen = leader
 	e.cfg.Observer.leaderChange(leader)
+	e.report(ctx, Event{Op: OpLeaderChange, Outcome: OutcomeOK, Epoch: leader.Epoch, Leader: leader})
 }
 
 // heldBy turns a refusal into who leads.

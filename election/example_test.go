@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -288,6 +289,30 @@ func ExampleObserver_attemptFailed() {
 					log.Printf("election cannot run: %v", err)
 				}
 			},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = e
+}
+
+// The Hook sees every attempt and renewal with its latency, and every
+// transition, each with a context: a tracing or metrics adapter plugs in
+// here (package telemetry's ElectionHook is one).
+func ExampleEvent() {
+	var slowRenewals atomic.Int64
+	e, err := election.New(newClient(), election.Config{
+		Name: "report-builder",
+		Hook: func(ctx context.Context, ev election.Event) {
+			switch {
+			case ev.Op == election.OpRenew && ev.Latency > 100*time.Millisecond:
+				slowRenewals.Add(1) // a renewal this slow eats into the TTL
+			case ev.Outcome == election.OutcomeError:
+				log.Printf("election %s: %v", ev.Op, ev.Err)
+			case ev.Op == election.OpElected:
+				log.Printf("leading, epoch %d", ev.Epoch)
+			}
 		},
 	})
 	if err != nil {

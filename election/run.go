@@ -97,9 +97,10 @@ func (e *Elector) contend(ctx context.Context) (*lock.Lease, error) {
 		if leader, held := heldBy(err); held {
 			if !told {
 				e.cfg.Observer.follower(leader)
+				e.report(ctx, Event{Op: OpFollower, Outcome: OutcomeOK, Epoch: leader.Epoch, Leader: leader})
 				told = true
 			}
-			e.see(leader)
+			e.see(ctx, leader)
 			// Blocks until a release notification, the lease's expiry or
 			// the fallback retry lets it win; returns at once on any
 			// other error.
@@ -140,12 +141,12 @@ func (e *Elector) attemptFailed(ctx context.Context, err error, gaveUp bool) {
 }
 
 // waitWatching waits for the lease (lock's AcquireWait). When the Observer
-// wants leader changes, a second goroutine meanwhile asks who leads every
+// or the Hook wants leader changes, a second goroutine meanwhile asks who leads every
 // RetryInterval, so that a term passing between two other nodes is seen;
-// it has stopped when waitWatching returns. Without OnLeaderChange, it
-// costs nothing.
+// it has stopped when waitWatching returns. Without OnLeaderChange or a
+// Hook, it costs nothing.
 func (e *Elector) waitWatching(ctx context.Context) (*lock.Lease, error) {
-	if e.cfg.Observer.OnLeaderChange == nil {
+	if e.cfg.Observer.OnLeaderChange == nil && e.cfg.Hook == nil {
 		return e.locker.AcquireWait(ctx, e.cfg.Name, e.cfg.TTL)
 	}
 	wctx, stop := context.WithCancel(ctx)
@@ -162,7 +163,7 @@ func (e *Elector) waitWatching(ctx context.Context) (*lock.Lease, error) {
 			}
 			h, err := e.locker.Holder(wctx, e.cfg.Name)
 			if err == nil && h.Held && wctx.Err() == nil {
-				e.see(leaderInfo(h.Owner, h.Token, h.TTL))
+				e.see(wctx, leaderInfo(h.Owner, h.Token, h.TTL))
 			}
 		}
 	}()
@@ -196,8 +197,9 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 	defer close(ctl.done)
 	e.setTerm(term, k, ctl)
 	elected := time.Now()
-	e.see(LeaderInfo{NodeID: e.cfg.NodeID, Value: e.cfg.Value, Epoch: term.Epoch, TTL: e.cfg.TTL})
+	e.see(ctx, LeaderInfo{NodeID: e.cfg.NodeID, Value: e.cfg.Value, Epoch: term.Epoch, TTL: e.cfg.TTL})
 	e.cfg.Observer.elected(term.Epoch)
+	e.report(ctx, Event{Op: OpElected, Outcome: OutcomeOK, Epoch: term.Epoch})
 
 	// fn's context is not the Keeper's, so that its cause can say why the
 	// term ended in this package's terms.
@@ -240,7 +242,9 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 	}
 	e.clearTerm()
 	cancelFn(&DemotedError{Epoch: term.Epoch, Reason: reason})
-	e.cfg.Observer.demoted(term.Epoch, reason, time.Since(elected))
+	held := time.Since(elected)
+	e.cfg.Observer.demoted(term.Epoch, reason, held)
+	e.report(ctx, Event{Op: OpDemoted, Outcome: OutcomeOK, Epoch: term.Epoch, Reason: reason, Held: held})
 
 	if fn != nil && !fnReturned {
 		<-fnDone // fn's context is cancelled; its error is that

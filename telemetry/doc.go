@@ -8,7 +8,8 @@
 //   - Lock for lock.New, RateLimit for ratelimit.New, Fence for fence.New;
 //   - pgfencetel.Hook for pgfence (a package of its own, so that this one
 //     does not pull in PostgreSQL's driver);
-//   - Election for election.Config.Observer.
+//   - ElectionHook for election.Config.Hook (attempts, renewals, the epoch,
+//     spans), or Election for election.Config.Observer (transitions only).
 //
 // # Metrics
 //

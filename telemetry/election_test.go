@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -167,4 +168,63 @@ func TestElectionLeaderChangeBetweenOtherNodesIsCountedByANodeThatNeverLed(t *te
 	if got := winner.o.value(t, "election.leader", name); got != 1 {
 		t.Errorf("%s: election.leader = %d while it leads, want 1", winner.e.NodeID(), got)
 	}
+}
+
+// ElectionHook records what the Observer cannot see: each renewal, its
+// latency and its span, and the epoch of the term. A leader that renews
+// several times shows them all; with the Observer alone, a node renewing
+// ever more slowly looked the same as a healthy one.
+func TestElectionHookRecordsRenewalsTheirSpansAndTheEpoch(t *testing.T) {
+	s := redistest.Start(t)
+	o := newOtel(t)
+	const ttl, renew = 600 * time.Millisecond, 50 * time.Millisecond
+	e, err := election.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true }), election.Config{
+		Name: "renewing", NodeID: "a", Prefix: s.Prefix(), TTL: ttl, RenewInterval: renew,
+		Hook: o.ElectionHook("renewing"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := telemetry.AttrElectionName.String("renewing")
+	ok := telemetry.AttrElectionOutcome.String("ok")
+	var epoch int64
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err = e.Run(ctx, func(_ context.Context, term election.Term) error {
+		epoch = term.Epoch
+		waitUntil(t, 20*renew, "three renewals counted", func() bool {
+			return o.value(t, "election.renewals", name, ok) >= 3
+		})
+		cancel() // Run returns once the term has ended
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	renewals := o.value(t, "election.renewals", name, ok)
+	if got := o.value(t, "election.renewal.duration", name, ok); got != renewals {
+		t.Fatalf("election.renewal.duration count %d, renewals %d", got, renewals)
+	}
+	if got := o.value(t, "election.attempts", name, telemetry.AttrElectionOutcome.String("elected")); got != 1 {
+		t.Fatalf("election.attempts{elected} = %d, want 1", got)
+	}
+	if got := o.value(t, "election.epoch", name); got != epoch {
+		t.Fatalf("election.epoch = %d, want the term's %d", got, epoch)
+	}
+	spans := o.spanNamed("election.renew")
+	if int64(len(spans)) != renewals {
+		t.Fatalf("%d election.renew spans for %d renewals", len(spans), renewals)
+	}
+	for _, sp := range spans {
+		if d := sp.EndTime.Sub(sp.StartTime); d <= 0 {
+			t.Fatalf("election.renew span of length %v", d)
+		}
+		if v, _ := attr(sp, telemetry.AttrElectionEpoch); v.AsInt64() != epoch {
+			t.Fatalf("election.renew span epoch %v, want %d", v, epoch)
+		}
+	}
+	if got := o.value(t, "election.transitions", name, telemetry.AttrElectionTransition.String("elected")); got != 1 {
+		t.Fatalf("election.transitions{elected} = %d, want 1", got)
+	}
+	t.Logf("%d renewals, each a span; epoch %d", renewals, epoch)
 }

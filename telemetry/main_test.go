@@ -66,6 +66,10 @@ func (o *sdk) points(t testing.TB, name string) []point {
 				for _, p := range d.DataPoints {
 					out = append(out, point{attrs: p.Attributes, value: p.Value})
 				}
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					out = append(out, point{attrs: p.Attributes, value: p.Value})
+				}
 			case metricdata.Histogram[float64]:
 				for _, p := range d.DataPoints {
 					out = append(out, point{attrs: p.Attributes, value: int64(p.Count), sum: p.Sum})

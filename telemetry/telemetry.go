@@ -91,6 +91,10 @@ type Telemetry struct {
 	electionTransitions metric.Int64Counter
 	electionTerm        metric.Float64Histogram
 	electionLeader      metric.Int64UpDownCounter
+	electionEpoch       metric.Int64Gauge
+
+	electionAttempts, electionRenewals               metric.Int64Counter
+	electionAttemptDuration, electionRenewalDuration metric.Float64Histogram
 }
 
 // New makes the instruments. It fails with ErrInvalidOption for a nil or
@@ -135,7 +139,14 @@ func New(opts ...Option) (*Telemetry, error) {
 	t.fenceDuration = hist("fence.write.duration", "Duration of fenced writes, by outcome.")
 	t.electionTransitions = count("election.transitions", "{transition}", "Role transitions of this node (elected, demoted, follower) and the leader changes it saw (leader_changed), by election.")
 	t.electionTerm = hist("election.term.duration", "Length of this node's terms as leader, by demotion reason.")
+	t.electionAttempts = count("election.attempts", "{attempt}", "Attempts to take an election's lease, by outcome (elected, held, error).")
+	t.electionAttemptDuration = hist("election.attempt.duration", "Duration of attempts to take an election's lease, by outcome.")
+	t.electionRenewals = count("election.renewals", "{renewal}", "Renewals of the leader's lease, by outcome (ok, lost, error).")
+	t.electionRenewalDuration = hist("election.renewal.duration", "Duration of renewals of the leader's lease, by outcome.")
 	var err error
+	t.electionEpoch, err = m.Int64Gauge("election.epoch", metric.WithUnit("{epoch}"),
+		metric.WithDescription("The epoch of the latest term this node saw, its own or another node's."))
+	errs = append(errs, err)
 	t.electionLeader, err = m.Int64UpDownCounter("election.leader", metric.WithUnit("{leader}"),
 		metric.WithDescription("1 while this node leads the election, else 0."))
 	errs = append(errs, err)
