@@ -22,14 +22,17 @@
 //   - ratelimit.decisions, ratelimit.decision.duration, by
 //     ratelimit.operation, ratelimit.outcome and ratelimit.limit.name, and
 //     ratelimit.cached on answers from the deny cache (counted, not timed);
-//   - fence.writes, by fence.store, fence.operation, fence.outcome
-//     (accepted or stale: the refusal that kept a stale holder out) and,
-//     for PostgreSQL, fence.table;
+//   - fence.writes, fence.write.duration, by fence.store, fence.operation,
+//     fence.outcome (accepted; stale: the refusal that kept a stale holder
+//     out; error: no verdict) and, for PostgreSQL, fence.table;
 //   - election.transitions, election.term.duration, election.leader, by
 //     election.name, election.transition (elected, demoted, follower,
 //     leader_changed) and election.demotion.reason; leader_changed counts
 //     every term a node sees, so a node that never leads still shows
-//     leadership moving between the others.
+//     leadership moving between the others; with ElectionHook also
+//     election.attempts, election.attempt.duration, election.renewals and
+//     election.renewal.duration by election.outcome, and election.epoch,
+//     the latest term's epoch.
 //
 // Lock names (WithLockNames) and user keys (WithKeys) are attributes only
 // when asked for: each distinct value is a time series of its own.
@@ -39,7 +42,8 @@
 // Each call gets a span under the caller's span (the parent is taken from
 // the call's context): "lock.acquire", "lock.wait", "lock.extend",
 // "lock.release", "lock.force_release", "ratelimit.allow",
-// "ratelimit.take", "ratelimit.peek" and "fence.write", with the outcome,
+// "ratelimit.take", "ratelimit.peek", "fence.write" and, with
+// ElectionHook, "election.attempt" and "election.renew", with the outcome,
 // the fencing token (lock.token, fence.token, fence.highest) and, on
 // failure, the error and status Error. A hook runs after the call, so each
 // span is recorded afterwards with the call's start and end times.
