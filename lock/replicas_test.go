@@ -211,3 +211,41 @@ func TestRetriedAcquireDoesNotCountAReplicaThatMissedTheLock(t *testing.T) {
 		t.Fatalf("holder after failing closed: %+v, %v; want released", h, err)
 	}
 }
+
+// WithReplicas waits for replicas on Acquire only: an Extend is
+// acknowledged by the primary alone (see WithReplicas). An extension the
+// replica never got is lost when that replica is promoted: there the lock
+// still expires at the acquire's TTL, and a second holder takes it while
+// the first counts on the deadline Extend gave it. Here the replica is cut
+// off after the acquire it acknowledged, the lease is extended, and the
+// replica promoted.
+func TestWithReplicasExtensionIsNotWaitedForAndAPromotedReplicaForgetsIt(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	r := s.StartReplica(t)
+	l := newLocker(t, s, lock.WithReplicas(1, time.Second, true))
+	ctx := context.Background()
+	const ttl, extended = 500 * time.Millisecond, 30 * time.Second
+
+	start := time.Now()
+	lease, err := l.Acquire(ctx, "job", ttl)
+	if err != nil || lease.Replicas != 1 {
+		t.Fatalf("acquire with the replica acknowledging: %+v, %v", lease, err)
+	}
+	r.Partition(t)
+	if err := l.Extend(ctx, lease, extended); err != nil {
+		t.Fatalf("extend with the replica cut off: %v (want it to succeed: renewals do not wait)", err)
+	}
+	r.Promote(t)
+	second := newLockerOn(t, r, r.Client(t))
+	var other *lock.Lease
+	waitFor(t, 10*ttl, "the promoted replica to let a second holder in", func() bool {
+		other, err = second.Acquire(ctx, "job", extended)
+		return err == nil
+	})
+	left := time.Until(lease.Deadline(0))
+	t.Logf("first holder extended to %v and counts on its lease for %v more; the promoted replica gave the lock to a second holder (token %d, the first's %d) %v after the acquire",
+		extended, left.Round(time.Millisecond), other.Token, lease.Token, time.Since(start).Round(time.Millisecond))
+	if left < extended/2 {
+		t.Fatalf("the first lease has %v left; want most of its %v extension: two holders at once", left, extended)
+	}
+}
