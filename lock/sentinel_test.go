@@ -218,8 +218,8 @@ func countOverlaps(got []acquisition, from time.Time) (overlaps, pastDeadline in
 // one TTL, and only the fence, refusing the older once the newer writes,
 // keeps the resource right (package fence's
 // TestWithReplicasLeaseVanishesWhenSentinelPromotesAReplicaThatMissedIt).
-// Renewals do not wait for replicas (WithReplicas), and these holders never
-// renew.
+// These holders never renew; renewals under WithReplicas are pinned by
+// TestWithReplicasExtensionAPromotedReplicaMissedIsNotCountedOn.
 func TestSentinelFailoverReissuesTokensUnlessTheyFollowTheServerClock(t *testing.T) {
 	sen := redistest.StartSentinel(t)
 	type variant struct {
