@@ -28,10 +28,10 @@ import (
 //   - No goroutine: a caller sends its batch, and hands the next to a
 //     waiting caller.
 //
-// With WithReplicas, acquires are not batched: each needs a WAIT of its
-// own on its connection, after its own script, before its lease is
-// returned; releases and renewals, which WithReplicas does not wait for,
-// are. Batching needs a client with Pipeline (every go-redis client; on a
+// With WithReplicas, acquires and renewals are not batched: each needs a
+// WAIT of its own on its connection, after its own script, before its
+// lease is returned or extended; releases, which WithReplicas does not
+// wait for, are. Batching needs a client with Pipeline (every go-redis client; on a
 // cluster each batch is split by node). A size below 1 is
 // ErrInvalidOption.
 func WithBatching(size int) Option {

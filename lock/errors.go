@@ -48,7 +48,9 @@ var (
 	// ErrNotReplicated is returned by Acquire under WithReplicas(…,
 	// failClosed=true) when fewer replicas than required acknowledged the
 	// lock in time. Acquire has tried to release the lock; if that failed
-	// too, the error says so and the lock expires with its TTL.
+	// too, the error says so and the lock expires with its TTL. Extend
+	// returns it when fewer acknowledged the extension: the lease keeps its
+	// previous deadline.
 	ErrNotReplicated = errors.New("lock: not acknowledged by enough replicas")
 	// ErrRedisTooOld is matched by the error of a call that a server older
 	// than 7.0 refused (EVALSHA_RO, script flags, and Acquire's SET with

@@ -20,6 +20,12 @@ var extendScript = luascripts.NewIdempotent("lock/extend.lua", extendSource)
 // lease still holds the lock. It never recreates an expired lock and never
 // touches another holder's: then it returns ErrNotHeld. On success it sets
 // lease.TTL and lease.RequestedAt (the time the extend was sent).
+//
+// Under WithReplicas it waits for the replicas as Acquire does; when fewer
+// acknowledge, a fail-closed Locker returns an error matching
+// ErrNotReplicated and leaves the lease as it was: a failover to a replica
+// that missed the extension would keep the lock only until the previous
+// deadline.
 func (l *Locker) Extend(ctx context.Context, lease *Lease, ttl time.Duration) error {
 	if err := checkLease(lease); err != nil {
 		return err
@@ -50,6 +56,9 @@ func (l *Locker) extend(ctx context.Context, lease *Lease, ttl time.Duration) er
 }
 
 func (l *Locker) extendOnce(ctx context.Context, lease *Lease, ttl time.Duration) error {
+	if l.cfg.replicas > 0 {
+		return l.extendReplicated(ctx, lease, ttl)
+	}
 	n, err := l.run(ctx, lease.Name, extendScript, lease.keys[:1], lease.value, ttl.Milliseconds()).Int()
 	if err != nil {
 		return wrap(ctx, "extend", lease.Name, err)

@@ -80,7 +80,10 @@ func WithOwner(owner string) Option {
 //
 // This narrows, and does not close, the failover gap: WAIT makes no write
 // durable and a failover may still promote a replica that missed the lock.
-// Only acquisitions wait; renewals and releases do not.
+// Acquisitions and renewals (Extend, the Keeper) wait; releases do not. A
+// fail-closed renewal that too few replicas acknowledged fails with
+// ErrNotReplicated and the lease keeps its previous deadline (the Keeper
+// tries again until then).
 //
 // The WAIT is pipelined on the connection that ran the acquire, which on
 // Redis Cluster or a Ring may not hold: use it with a client of one server.

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -45,4 +46,31 @@ func (l *Locker) acquireReplicated(ctx context.Context, lease *Lease, keys []str
 		err = fmt.Errorf("%w; releasing it: %w", err, rerr)
 	}
 	return nil, err
+}
+
+// extendReplicated runs the extend script and WAIT in one pipeline, as
+// acquireReplicated does. A fail-closed Locker refuses an extension fewer
+// replicas acknowledged: the lock stays extended on the primary, but the
+// holder does not count on it, since a replica promoted without it lets
+// the lock expire at the previous deadline.
+func (l *Locker) extendReplicated(ctx context.Context, lease *Lease, ttl time.Duration) error {
+	var wait *redis.Cmd
+	cmd := extendScript.RunPipelined(ctx, l.client.Pipeline, lease.keys[:1], []any{lease.value, ttl.Milliseconds()}, func(p redis.Pipeliner) {
+		wait = p.Do(ctx, "WAIT", l.cfg.replicas, l.cfg.replicaTimeout.Milliseconds())
+	})
+	n, err := cmd.Int()
+	if err != nil {
+		return wrap(ctx, "extend", lease.Name, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("%w: %q (token %d)", ErrNotHeld, lease.Name, lease.Token)
+	}
+	acked, err := wait.Int()
+	if err != nil {
+		return wrap(ctx, "extend", lease.Name, err)
+	}
+	if acked < l.cfg.replicas && l.cfg.failClosed {
+		return fmt.Errorf("%w: extend %q: %d of %d replicas within %v", ErrNotReplicated, lease.Name, acked, l.cfg.replicas, l.cfg.replicaTimeout)
+	}
+	return nil
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
@@ -143,4 +146,176 @@ func TestAcquireWhoseReplicaAcknowledgedAfterTheTTLReturnsNoLease(t *testing.T) 
 	if h, err := plain.Holder(ctx, "job"); err != nil || !h.Held || h.Token != other.Token {
 		t.Fatalf("holder %+v, %v; want the other holder's lock untouched (token %d)", h, err, other.Token)
 	}
+}
+
+// WAIT counts the replicas that have the writes made on its own
+// connection. When go-redis sends the acquire and its WAIT again on a new
+// connection (the first died under the WAIT), the acquire script finds the
+// lock holding this acquisition's own value and writes nothing. Were the
+// retried WAIT to count against that connection's writes alone, it would
+// answer at once with every replica the primary counts online, including
+// one that never got the lock: a lease "acknowledged" by a replica that
+// lacks it, lost in a failover to that replica while its holder counts on
+// it (one of the paths issue 25 suspected of escaping the WAIT). Here the
+// replica is cut off, the connection is killed under the WAIT, and go-redis
+// retries with its default options: the retried WAIT must wait, and the
+// acquire fail closed. (On Redis 7.0 it does: the retry's WAIT runs its
+// whole timeout.)
+func TestRetriedAcquireDoesNotCountAReplicaThatMissedTheLock(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	r := s.StartReplica(t)
+	const timeout = 2 * time.Second
+	l := newLocker(t, s, lock.WithReplicas(1, timeout, true))
+	plain := newLocker(t, s)
+	ctx := context.Background()
+
+	r.Partition(t)
+	type result struct {
+		lease *lock.Lease
+		err   error
+	}
+	got := make(chan result, 1)
+	go func() {
+		lease, err := l.Acquire(ctx, "job", 10*time.Second)
+		got <- result{lease, err}
+	}()
+	// The acquire took the lock and waits for the replica.
+	waitFor(t, timeout/2, "the acquire to take the lock", func() bool {
+		h, err := plain.Holder(ctx, "job")
+		return err == nil && h.Held
+	})
+	admin := s.Client(t, func(o *redis.Options) { o.PoolSize = 1 })
+	killed, err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	killedAt := time.Now()
+	res := <-got
+	afterKill := time.Since(killedAt)
+	onReplica, rerr := r.Client(t).Exists(ctx, lockKey(s, "job")).Result()
+	r.Heal(t)
+	t.Logf("killed %d connections under the WAIT; the retried acquire returned %v later: lease %+v, %v; the lock on the replica: %d (%v)",
+		killed, afterKill.Round(time.Millisecond), res.lease, res.err, onReplica, rerr)
+	if killed < 1 {
+		t.Fatal("no connection killed")
+	}
+	if res.err == nil && onReplica == 0 {
+		t.Fatalf("a lease counted as acknowledged by %d replica(s) while the replica lacks the lock", res.lease.Replicas)
+	}
+	if !errors.Is(res.err, lock.ErrNotReplicated) {
+		t.Fatalf("acquire: %v, want ErrNotReplicated: the replica, cut off, never had the lock", res.err)
+	}
+	if afterKill < timeout {
+		t.Fatalf("the retried WAIT gave up %v after the kill, before its %v timeout", afterKill, timeout)
+	}
+	if h, err := plain.Holder(ctx, "job"); err != nil || h.Held {
+		t.Fatalf("holder after failing closed: %+v, %v; want released", h, err)
+	}
+}
+
+// WithReplicas waited for replicas on Acquire only: an Extend was
+// acknowledged by the primary alone. An extension the replica never got is
+// lost when that replica is promoted: there the lock still expires at the
+// acquire's TTL, and a second holder took it while the first counted on
+// the deadline Extend gave it (issue 25: one of the paths that escaped the
+// WAIT). Here the replica is cut off after the acquire it acknowledged, the
+// lease is extended, and the replica promoted: the fail-closed extension
+// must be refused, the lease keep its deadline, and the second holder come
+// only after it.
+func TestWithReplicasExtensionAPromotedReplicaMissedIsNotCountedOn(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	r := s.StartReplica(t)
+	const timeout = 200 * time.Millisecond
+	l := newLocker(t, s, lock.WithReplicas(1, timeout, true))
+	ctx := context.Background()
+	const ttl, extended = 500 * time.Millisecond, 30 * time.Second
+
+	start := time.Now()
+	lease := acquireAcknowledged(t, l, "job", ttl)
+	deadline := lease.Deadline(0)
+	r.Partition(t)
+	extendErr := l.Extend(ctx, lease, extended)
+	r.Promote(t)
+	second := newLockerOn(t, r, r.Client(t))
+	var other *lock.Lease
+	var err error
+	waitFor(t, 10*ttl, "the promoted replica to let a second holder in", func() bool {
+		other, err = second.Acquire(ctx, "job", extended)
+		return err == nil
+	})
+	secondAt := time.Now()
+	t.Logf("extend to %v with the replica cut off: %v; the first holder counts on its lease until %v after the acquire; the promoted replica gave the lock to a second holder %v after it",
+		extended, extendErr, lease.Deadline(0).Sub(start).Round(time.Millisecond), secondAt.Sub(start).Round(time.Millisecond))
+	if secondAt.Before(lease.Deadline(0)) {
+		t.Fatalf("a second holder (token %d) came %v before the first's deadline: two holders", other.Token, lease.Deadline(0).Sub(secondAt).Round(time.Millisecond))
+	}
+	if !errors.Is(extendErr, lock.ErrNotReplicated) || !lease.Deadline(0).Equal(deadline) {
+		t.Fatalf("extend: %v, deadline moved by %v; want ErrNotReplicated and the deadline kept", extendErr, lease.Deadline(0).Sub(deadline))
+	}
+}
+
+// The Keeper renews through the same extend: under WithReplicas, fail
+// closed, a renewal no replica acknowledged is not counted on either, so a
+// Keeper whose replica is cut off loses the lease at the deadline of the
+// last acknowledged renewal, its renewals meanwhile refused with
+// ErrNotReplicated, instead of keeping a lease a failover would end early.
+func TestKeeperWithReplicasLosesTheLeaseWhenNoReplicaAcknowledgesItsRenewals(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	r := s.StartReplica(t)
+	const ttl, interval, timeout = time.Second, 250 * time.Millisecond, 200 * time.Millisecond
+	var refused atomic.Int64 // renewals refused as not replicated
+	l := newLocker(t, s, lock.WithReplicas(1, timeout, true), lock.WithHook(func(_ context.Context, e lock.Event) {
+		if e.Op == lock.OpExtend && errors.Is(e.Err, lock.ErrNotReplicated) {
+			refused.Add(1)
+		}
+	}))
+	ctx := context.Background()
+	lease := acquireAcknowledged(t, l, "job", ttl)
+	k, err := l.Keep(ctx, lease, interval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+	// Renewals go through while the replica acknowledges them.
+	waitFor(t, 10*ttl, "a renewal", func() bool { return k.Lease().RequestedAt.After(lease.RequestedAt) })
+	r.Partition(t)
+	partitioned := time.Now()
+	defer r.Heal(t)
+	last := k.Deadline() // or one renewal later, if one sent before the cut is acknowledged
+	select {
+	case <-k.Context().Done():
+	case <-time.After(time.Until(last) + ttl):
+		t.Fatalf("the Keeper still holds the lease %v after the cut, past the deadline of its last acknowledged renewal", time.Since(partitioned))
+	}
+	lostAt := time.Now()
+	t.Logf("replica cut off: the Keeper lost the lease %v after the cut, %v after the deadline of the last renewal the replica acknowledged, %d renewals refused as not replicated meanwhile: %v",
+		lostAt.Sub(partitioned).Round(time.Millisecond), lostAt.Sub(k.Deadline()).Round(time.Millisecond), refused.Load(), k.Err())
+	if !errors.Is(k.Err(), lock.ErrLeaseLost) || !errors.Is(k.Err(), lock.ErrDeadline) {
+		t.Fatalf("Keeper.Err() = %v, want ErrLeaseLost and ErrDeadline", k.Err())
+	}
+	if refused.Load() == 0 {
+		t.Fatal("no renewal was refused as not replicated: the Keeper did not wait for the replica")
+	}
+	if sent := k.Lease().RequestedAt; !sent.Before(partitioned) {
+		t.Fatalf("the Keeper counted on a renewal sent %v after the replica was cut off", sent.Sub(partitioned))
+	}
+}
+
+// acquireAcknowledged acquires name with the replica linked, trying again
+// while the acquire fails closed: on busy cores the replica can acknowledge
+// after a short WAIT timeout.
+func acquireAcknowledged(t *testing.T, l *lock.Locker, name string, ttl time.Duration) *lock.Lease {
+	t.Helper()
+	var lease *lock.Lease
+	var err error
+	for range 10 {
+		lease, err = l.Acquire(context.Background(), name, ttl)
+		if !errors.Is(err, lock.ErrNotReplicated) {
+			break
+		}
+	}
+	if err != nil || lease.Replicas != 1 {
+		t.Fatalf("acquire with the replica acknowledging: %+v, %v", lease, err)
+	}
+	return lease
 }

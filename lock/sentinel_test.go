@@ -39,9 +39,21 @@ func tokenSchemes() []tokenScheme {
 type acquisition struct {
 	token     int64
 	sent, got time.Time
-	// until is when the holder stops counting on the lease: when it sent
-	// the release, or its deadline with a margin of a tenth of the TTL.
-	until time.Time
+	// deadline is the lease's deadline with a margin of a tenth of the TTL;
+	// released is when the holder sent the release, zero when it let the
+	// lease expire.
+	deadline, released time.Time
+}
+
+// until is when the holder stops counting on the lease: when it sent the
+// release or at its deadline, whichever came first. A holder that sends
+// its release after the deadline has held past its lease on its own; the
+// lease promised it nothing then.
+func (g acquisition) until() time.Time {
+	if !g.released.IsZero() && g.released.Before(g.deadline) {
+		return g.released
+	}
+	return g.deadline
 }
 
 // acquirers take one lock name again and again, each on a failover client
@@ -75,13 +87,15 @@ func startAcquirers(t *testing.T, sen *redistest.Sentinel, opts []lock.Option, p
 				var held *lock.HeldError
 				switch {
 				case err == nil:
-					g := acquisition{token: lease.Token, sent: sent, got: time.Now(), until: lease.Deadline(ttl / 10)}
+					g := acquisition{token: lease.Token, sent: sent, got: time.Now(), deadline: lease.Deadline(ttl / 10)}
 					// Hold for a random part of the lease; then release, or
-					// (one in three) let the lease expire.
+					// (one in three) let the lease expire. A lease whose
+					// WAIT took most of its TTL is released past its
+					// deadline.
 					release := rng.IntN(3) != 0
 					if release {
 						pause(ctx, time.Duration(rng.Int64N(int64(ttl/2))))
-						g.until = time.Now()
+						g.released = time.Now()
 					}
 					a.mu.Lock()
 					a.got = append(a.got, g)
@@ -150,23 +164,37 @@ func (a *acquirers) reissued(from time.Time) (reissued int, highestBefore int64,
 }
 
 // overlapping counts the leases returned at or after from that began while
-// another holder still counted on its own: two holders at once.
-func (a *acquirers) overlapping(from time.Time) int {
+// another holder still counted on its own, within that lease's deadline:
+// two holders at once. pastDeadline counts those that began only while a
+// holder kept a lease past its deadline (it released it later than that):
+// the measure before issue 25 counted them too, and they are no overlap.
+func (a *acquirers) overlapping(from time.Time) (overlaps, pastDeadline int) {
 	a.mu.Lock()
 	got := slices.Clone(a.got)
 	a.mu.Unlock()
+	return countOverlaps(got, from)
+}
+
+func countOverlaps(got []acquisition, from time.Time) (overlaps, pastDeadline int) {
 	slices.SortFunc(got, func(x, y acquisition) int { return x.got.Compare(y.got) })
-	var until time.Time
-	n := 0
+	var until, held time.Time // the latest until, and the latest release
 	for _, g := range got {
-		if !g.got.Before(from) && g.got.Before(until) {
-			n++
+		if !g.got.Before(from) {
+			switch {
+			case g.got.Before(until):
+				overlaps++
+			case g.got.Before(held):
+				pastDeadline++
+			}
 		}
-		if g.until.After(until) {
-			until = g.until
+		if u := g.until(); u.After(until) {
+			until = u
+		}
+		if g.released.After(held) {
+			held = g.released
 		}
 	}
-	return n
+	return overlaps, pastDeadline
 }
 
 // A Sentinel failover promotes a replica that may have missed the last
@@ -178,16 +206,20 @@ func (a *acquirers) overlapping(from time.Time) int {
 // down-after-milliseconds and thawed (demoted, losing what it ran since).
 //
 // WithReplicas(2) (both replicas, fail closed) composes with either scheme:
-// no token is reissued. It narrows the window of two holders and does not
-// close it. About one lease in 50 to 100 after a fault began while another
-// holder counted on its lease, until Acquire stopped returning a lease whose
-// WAIT outlasted its TTL (TestAcquireWhoseReplicaAcknowledgedAfterTheTTLReturnsNoLease);
-// measured since, 2 of 825 in two runs, and at most 1% is asserted over the
-// WithReplicas variants of the three faults. A replica that was cut off, or fewer
-// replicas acknowledged than could be promoted, and the lock vanishes; then
-// two holders for up to one TTL, and only the fence, refusing the older once
-// the newer writes, keeps the resource right (package fence's
+// no token is reissued, and no lease begins while another holder counts on
+// its own within its deadline. About one lease in 50 to 100 after a fault
+// did, until Acquire stopped returning a lease whose WAIT outlasted its TTL
+// (TestAcquireWhoseReplicaAcknowledgedAfterTheTTLReturnsNoLease); the few
+// left after that were a holder that released a lease past its deadline,
+// counted by the measure as still held
+// (TestOverlapCountIgnoresALeaseItsHolderKeptPastItsDeadline), and are now
+// printed apart. A replica that was cut off, or fewer replicas acknowledged
+// than could be promoted, and the lock vanishes; then two holders for up to
+// one TTL, and only the fence, refusing the older once the newer writes,
+// keeps the resource right (package fence's
 // TestWithReplicasLeaseVanishesWhenSentinelPromotesAReplicaThatMissedIt).
+// These holders never renew; renewals under WithReplicas are pinned by
+// TestWithReplicasExtensionAPromotedReplicaMissedIsNotCountedOn.
 func TestSentinelFailoverReissuesTokensUnlessTheyFollowTheServerClock(t *testing.T) {
 	sen := redistest.StartSentinel(t)
 	type variant struct {
@@ -215,7 +247,7 @@ func TestSentinelFailoverReissuesTokensUnlessTheyFollowTheServerClock(t *testing
 		{"SIGKILL", sen.KillPrimary},
 		{"SIGSTOP past down-after", sen.FreezePrimary},
 	}
-	var replicatedLeases, replicatedOverlaps int
+	var replicatedLeases, replicatedOverlaps, replicatedPast int
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			// Leases are being handed out before the fault and after it.
@@ -232,21 +264,60 @@ func TestSentinelFailoverReissuesTokensUnlessTheyFollowTheServerClock(t *testing
 				n := v.a.count()
 				waitFor(t, 10*redistest.SentinelFailoverTimeout, "leases after the failover", func() bool { return v.a.count() >= n+20 })
 				reissued, highest, counted := v.a.reissued(from)
-				overlaps := v.a.overlapping(from)
-				t.Logf("%s, %s: primary moved in %v, settled in %v; highest token before the fault %d; of the %d leases since the fault began, %d reissued a token and %d began while another holder counted on its lease",
-					f.name, v.name, fo.Took.Round(time.Millisecond), settled.Round(time.Millisecond), highest, counted, reissued, overlaps)
+				overlaps, past := v.a.overlapping(from)
+				t.Logf("%s, %s: primary moved in %v, settled in %v; highest token before the fault %d; of the %d leases since the fault began, %d reissued a token, %d began while another holder counted on its lease within its deadline, and %d more only while a holder kept its lease past its deadline",
+					f.name, v.name, fo.Took.Round(time.Millisecond), settled.Round(time.Millisecond), highest, counted, reissued, overlaps, past)
 				if (v.monotonic || v.replicated) && reissued > 0 {
 					t.Errorf("%s: %d leases reissued a token", v.name, reissued)
 				}
 				if v.replicated {
 					replicatedLeases += counted
 					replicatedOverlaps += overlaps
+					replicatedPast += past
 				}
 			}
 		})
 	}
-	t.Logf("WithReplicas(2): %d of %d leases since the faults began while another holder counted on its lease", replicatedOverlaps, replicatedLeases)
-	if replicatedOverlaps*100 > replicatedLeases {
-		t.Errorf("WithReplicas(2): %d of %d leases since the faults began while another holder counted on its lease, above 1%%", replicatedOverlaps, replicatedLeases)
+	t.Logf("WithReplicas(2): of %d leases since the faults began, %d began while another holder counted on its lease within its deadline; %d more began while a holder kept its lease past its deadline",
+		replicatedLeases, replicatedOverlaps, replicatedPast)
+	if replicatedOverlaps > 0 {
+		t.Errorf("WithReplicas(2): %d of %d leases since the faults began while another holder counted on its lease within its deadline, want 0",
+			replicatedOverlaps, replicatedLeases)
+	}
+}
+
+// The WithReplicas overlaps the Sentinel test used to report (about one
+// lease in 200 to 400 after TestAcquireWhoseReplicaAcknowledgedAfterTheTTLReturnsNoLease)
+// were not two holders. The sequence, from a run's log (times from the
+// first acquire's send): a 73ms lease whose WAIT took 66ms was returned
+// past the test's own deadline for it (65.7ms: the TTL less a tenth), and
+// its holder, pausing a random part of the TTL before releasing, sent the
+// release at 88ms. The lock had expired on the server at 73.3ms (token
+// time 0.3ms + TTL) and another holder took it at 77ms: after the first
+// lease ended. The measure took the release as the end of the first
+// holder's claim, so it counted an overlap. A holder's claim ends at its
+// deadline at the latest; a real overlap, one lease returned before
+// another's deadline, is still counted.
+func TestOverlapCountIgnoresALeaseItsHolderKeptPastItsDeadline(t *testing.T) {
+	t0 := time.Now()
+	at := func(us int) time.Time { return t0.Add(time.Duration(us) * time.Microsecond) }
+	past := []acquisition{
+		{token: 1, sent: at(0), got: at(66_077), deadline: at(65_736), released: at(87_918)},
+		{token: 2, sent: at(77_284), got: at(78_177), deadline: at(77_300 + 203_400), released: at(110_000)},
+	}
+	overlaps, pastDeadline := countOverlaps(past, t0)
+	t.Logf("a lease released past its deadline, the next one taken after it expired: %d overlaps, %d after a lease kept past its deadline", overlaps, pastDeadline)
+	if overlaps != 0 || pastDeadline != 1 {
+		t.Errorf("counted %d overlaps and %d after a lease kept past its deadline, want 0 and 1", overlaps, pastDeadline)
+	}
+	real := []acquisition{
+		{token: 1, sent: at(0), got: at(1_000), deadline: at(90_000)},                                 // left to expire
+		{token: 2, sent: at(40_000), got: at(50_000), deadline: at(130_000)},                          // within the first's deadline
+		{token: 3, sent: at(140_000), got: at(141_000), deadline: at(200_000), released: at(150_000)}, // after both
+		{token: 4, sent: at(145_000), got: at(146_000), deadline: at(220_000)},                        // before the third's release
+	}
+	overlaps, pastDeadline = countOverlaps(real, t0)
+	if overlaps != 2 || pastDeadline != 0 {
+		t.Errorf("counted %d overlaps and %d after a lease kept past its deadline, want 2 (the second and fourth leases) and 0", overlaps, pastDeadline)
 	}
 }

@@ -4,8 +4,10 @@ go 1.25.0
 
 require (
 	github.com/jackc/pgx/v5 v5.9.2
+	github.com/redis-primitives/go/election v0.1.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis-primitives/go/lock v0.1.0
+	github.com/redis/go-redis/v9 v9.7.3
 )
 
 require (
@@ -14,8 +16,8 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.2 // indirect
+	github.com/redis-primitives/go/fence v0.1.0 // indirect
 	github.com/redis-primitives/go/internal/luascripts v0.1.0 // indirect
-	github.com/redis/go-redis/v9 v9.7.3 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
