@@ -3,8 +3,11 @@ package lock
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/luascripts"
 )
@@ -47,8 +50,9 @@ func (r Report) OK() bool { return len(r.Problems) == 0 }
 // since the last snapshot. It only reports; it never changes the server.
 // Call it at start-up and refuse to start, or warn, as you see fit.
 //
-// Servers that disable CONFIG (some managed services) make it return an
-// error; check their settings by hand.
+// A server or user that refuses CONFIG GET (some managed services), or
+// the check's read-only script, is reported in Problems, not as an error,
+// as every primitive's Preflight does: check those settings by hand.
 func (l *Locker) Preflight(ctx context.Context) (Report, error) {
 	var r Report
 	version, scriptsRun, err := luascripts.ServerVersion(ctx, l.client)
@@ -66,14 +70,25 @@ func (l *Locker) Preflight(ctx context.Context) (Report, error) {
 		mode = ""
 	}
 	refused, err := aclCheckScript.Run(ctx, l.client, []string{key, counterKey(key)}, key+channelSuffix, mode).StringSlice()
-	if err != nil {
+	if cmd, ok := luascripts.RefusedScript(err); ok {
+		// The check itself was refused: the user may not run a read-only
+		// script, or not on these keys, and so none of lock's either.
+		r.Refused = []string{cmd + " " + key}
+		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run lock's scripts on %s: %v", key, err))
+	} else if err != nil {
 		return r, wrap(ctx, "preflight", "ACL", err)
-	}
-	r.Refused = refused
-	if len(refused) > 0 {
+	} else if r.Refused = refused; len(refused) > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run %s on %s*", strings.Join(refused, ", "), l.cfg.prefix))
 	}
-	if r.MaxMemoryPolicy, r.AppendOnly, r.Save, err = luascripts.Durability(ctx, l.client); err != nil {
+	r.MaxMemoryPolicy, r.AppendOnly, r.Save, err = luascripts.Durability(ctx, l.client)
+	if rerr := (redis.Error)(nil); errors.As(err, &rerr) {
+		// CONFIG GET refused (an ACL, a managed service): reported, as
+		// fence's and semaphore's Preflight do.
+		r.Problems = append(r.Problems, fmt.Sprintf(
+			"%v: check by hand that no allkeys-* maxmemory-policy can evict fencing counters and that appendonly is on", err))
+		return r, nil
+	}
+	if err != nil {
 		return r, wrap(ctx, "preflight", "config", err)
 	}
 

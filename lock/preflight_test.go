@@ -82,3 +82,40 @@ func TestPreflightReportsTheVersionAndEveryCommandTheACLUserMayNotRun(t *testing
 		t.Fatalf("refused %q, want PUBLISH and TIME", r.Refused)
 	}
 }
+
+// A user without CONFIG (a managed service's, or a least-privilege ACL)
+// gets a report that says so, as fence's and semaphore's Preflight give,
+// instead of an error that hid the version and the ACL findings.
+func TestPreflightReportsACONFIGGETTheUserMayNotRunInsteadOfFailing(t *testing.T) {
+	s := redistest.Start(t, redistest.Own(), redistest.Args("--appendonly", "yes"))
+	ctx := context.Background()
+	if err := s.Client(t).Do(ctx, "ACL", "SETUSER", "noconfig", "on", ">pw", "~*", "&*", "+@all", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	l := newLockerOn(t, s, client(t, s, func(o *redis.Options) { o.Username, o.Password = "noconfig", "pw" }))
+	r, err := l.Preflight(ctx)
+	if err != nil {
+		t.Fatalf("Preflight without CONFIG: %v, want a report", err)
+	}
+	if r.Version == "" || len(r.Refused) != 0 || len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "CONFIG GET") {
+		t.Fatalf("report %+v, want the version and only the refused CONFIG GET", r)
+	}
+}
+
+// A user who may not run the check's read-only script gets a report that
+// names it: no lock call would run either.
+func TestPreflightReportsAScriptTheUserMayNotRunInsteadOfFailing(t *testing.T) {
+	s := redistest.Start(t, redistest.Own(), redistest.Args("--appendonly", "yes"))
+	ctx := context.Background()
+	if err := s.Client(t).Do(ctx, "ACL", "SETUSER", "noscripts", "on", ">pw", "~*", "&*", "+@all", "-evalsha_ro", "-eval_ro").Err(); err != nil {
+		t.Fatal(err)
+	}
+	l := newLockerOn(t, s, client(t, s, func(o *redis.Options) { o.Username, o.Password = "noscripts", "pw" }))
+	r, err := l.Preflight(ctx)
+	if err != nil {
+		t.Fatalf("Preflight without EVALSHA_RO: %v, want a report", err)
+	}
+	if len(r.Refused) != 1 || !strings.HasPrefix(r.Refused[0], "EVAL") || r.OK() {
+		t.Fatalf("report %+v, want the refused script named", r)
+	}
+}

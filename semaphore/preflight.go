@@ -3,8 +3,11 @@ package semaphore
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/luascripts"
 )
@@ -45,8 +48,9 @@ func (r Report) OK() bool { return len(r.Problems) == 0 }
 // go up as far as the servers' clocks agree (see the package doc); with
 // it, they go up regardless. It only reports; it never changes the server.
 //
-// Servers that disable CONFIG (some managed services) make it return an
-// error; check their settings by hand.
+// A server or user that refuses CONFIG GET (some managed services), or
+// the check's read-only script, is reported in Problems, not as an error,
+// as every primitive's Preflight does: check those settings by hand.
 func (s *Issuer) Preflight(ctx context.Context) (Report, error) {
 	var r Report
 	version, scriptsRun, err := luascripts.ServerVersion(ctx, s.client)
@@ -59,13 +63,26 @@ func (s *Issuer) Preflight(ctx context.Context) (Report, error) {
 		return r, nil
 	}
 	keys := s.cfg.keys("preflight")
-	if r.Refused, err = aclCheckScript.Run(ctx, s.client, keys[:], s.cfg.channel("preflight")).StringSlice(); err != nil {
+	refused, err := aclCheckScript.Run(ctx, s.client, keys[:], s.cfg.channel("preflight")).StringSlice()
+	if cmd, ok := luascripts.RefusedScript(err); ok {
+		// The check itself was refused: the user may not run a read-only
+		// script, or not on these keys, and so none of semaphore's either.
+		r.Refused = []string{cmd + " " + keys[0]}
+		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run semaphore's scripts on %s: %v", keys[0], err))
+	} else if err != nil {
 		return r, netErr(ctx, "preflight", "ACL", err)
-	}
-	if len(r.Refused) > 0 {
+	} else if r.Refused = refused; len(refused) > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run %s on %s*", strings.Join(r.Refused, ", "), s.cfg.prefix))
 	}
-	if r.MaxMemoryPolicy, r.AppendOnly, r.Save, err = luascripts.Durability(ctx, s.client); err != nil {
+	r.MaxMemoryPolicy, r.AppendOnly, r.Save, err = luascripts.Durability(ctx, s.client)
+	if rerr := (redis.Error)(nil); errors.As(err, &rerr) {
+		// CONFIG GET refused (an ACL, a managed service): reported, as
+		// every primitive's Preflight does.
+		r.Problems = append(r.Problems, fmt.Sprintf(
+			"%v: check by hand that no allkeys-* maxmemory-policy can evict token counters and that appendonly is on", err))
+		return r, nil
+	}
+	if err != nil {
 		return r, netErr(ctx, "preflight", "config", err)
 	}
 	if strings.HasPrefix(r.MaxMemoryPolicy, "allkeys-") {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -34,5 +36,24 @@ func TestPreflightReportsAServerThatCanLoseTheTokenCounter(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A user without CONFIG gets a report that says so, as every primitive's
+// Preflight gives, instead of an error that hid the version and the ACL
+// findings.
+func TestPreflightReportsACONFIGGETTheUserMayNotRunInsteadOfFailing(t *testing.T) {
+	s := redistest.Start(t, redistest.Own(), redistest.Args("--appendonly", "yes"))
+	ctx := context.Background()
+	if err := s.Client(t).Do(ctx, "ACL", "SETUSER", "noconfig", "on", ">pw", "~*", "&*", "+@all", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := s.Client(t, func(o *redis.Options) { o.Username, o.Password = "noconfig", "pw" })
+	r, err := newIssuerOn(t, s, c).Preflight(ctx)
+	if err != nil {
+		t.Fatalf("Preflight without CONFIG: %v, want a report", err)
+	}
+	if r.Version == "" || len(r.Refused) != 0 || len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "CONFIG GET") {
+		t.Fatalf("report %+v, want the version and only the refused CONFIG GET", r)
 	}
 }
