@@ -322,3 +322,81 @@ func TestReservationsReachTheHookAndTheDenyCache(t *testing.T) {
 		t.Fatal("a reservation was refused after a commit gave two back")
 	}
 }
+
+// The log names a member after the live count at its time. A give-back at
+// the time of other members lowers that count; without moving the key's
+// time past them, the next members were named as existing ones and
+// overwrote them, so the log admitted past its limit (12 of 5 here).
+func TestGiveBackAtTheSameInstantDoesNotLetTheLogOverwriteItsMembers(t *testing.T) {
+	clk := newClock(epoch) // one instant throughout
+	_, l := limiter(t, redistest.Start(t), ratelimit.WithPinnedClockForTests(clk.Now))
+	ctx := context.Background()
+	lim := ratelimit.SlidingLog(5, time.Hour)
+	admitted := 0
+	if allow(t, l, "k", lim).Allowed {
+		admitted++
+	}
+	rs := reserve(t, l, "k", lim, 2, time.Minute)
+	if allow(t, l, "k", lim).Allowed {
+		admitted++
+	}
+	if _, err := rs.Cancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if allow(t, l, "k", lim).Allowed {
+			admitted++
+		}
+	}
+	if admitted != 5 {
+		t.Fatalf("the log admitted %d under a limit of 5", admitted)
+	}
+}
+
+// reservationPaths runs every path of reserve.lua and settle.lua on key
+// under rule (of limits of 2 per window, spent): reserve, commit below and
+// above, cancel, a retried settle, and a release by the TTL.
+func reservationPaths(ctx context.Context, l *ratelimit.Limiter, key string, rule ratelimit.Rule, window time.Duration) error {
+	if err := l.Reset(ctx, key, rule); err != nil {
+		return err
+	}
+	a, err := l.Reserve(ctx, key, rule, 2, time.Minute)
+	if err != nil || !a.Result.Allowed {
+		return fmt.Errorf("reserve 2: %+v %v", a, err)
+	}
+	if res, err := a.Commit(ctx, 1); err != nil || res.Granted != 1 {
+		return fmt.Errorf("commit 1 of 2: %+v %v", res, err)
+	}
+	b, err := l.Reserve(ctx, key, rule, 1, time.Minute)
+	if err != nil || !b.Result.Allowed {
+		return fmt.Errorf("reserve the one given back: %+v %v", b, err)
+	}
+	if _, err := b.Cancel(ctx); err != nil {
+		return fmt.Errorf("cancel: %w", err)
+	}
+	if _, err := b.Cancel(ctx); !errors.Is(err, ratelimit.ErrSettled) {
+		return fmt.Errorf("cancel again: %v", err)
+	}
+	c, err := l.Reserve(ctx, key, rule, 1, time.Millisecond)
+	if err != nil || !c.Result.Allowed {
+		return fmt.Errorf("reserve for a ms: %+v %v", c, err)
+	}
+	// Until the TTL releases c, a reservation of 1 more is refused; then
+	// it fits (the release gives back what the limits still count).
+	for deadline := time.Now().Add(10 * window); ; {
+		d, err := l.Reserve(ctx, key, rule, 1, time.Minute)
+		if err != nil {
+			return err
+		}
+		if d.Result.Allowed {
+			if res, err := d.Commit(ctx, 2); err != nil || res.Granted < 1 {
+				return fmt.Errorf("commit above the reservation: %+v %v", res, err)
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the expired reservation was never released")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
