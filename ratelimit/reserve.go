@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,6 +99,12 @@ func (l *Limiter) Reserve(ctx context.Context, key string, r Rule, amount int, t
 	}
 	start := time.Now()
 	now, pinned := l.clock(start)
+	// The Reservation keeps its own copy: a Policy changed by the caller
+	// after Reserve must not change what Commit gives back.
+	lims = slices.Clone(lims)
+	if _, ok := r.(Policy); ok {
+		r = Policy(lims)
+	}
 	rs := &Reservation{Amount: amount, l: l, key: key, rule: r, lims: lims, closed: true}
 
 	// A cached rejection of one request answers a reservation of one.
