@@ -251,7 +251,7 @@ func (l *Limiter) clock(start time.Time) (time.Time, string) {
 // in wire.go): batched in key's lane with WithBatching, directly otherwise.
 func (l *Limiter) run(ctx context.Context, s *luascripts.Script, key string, keys []string, args []any) *redis.Cmd {
 	if l.batch != nil {
-		return l.batch.lane(key).do(ctx, s, keys, args)
+		return l.batch.Do(ctx, key, s, keys, args)
 	}
 	return s.Run(ctx, l.client, keys, args...)
 }
