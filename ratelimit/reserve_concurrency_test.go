@@ -17,25 +17,25 @@ import (
 // of the one clock the server and this process share (loopback, one host).
 type held struct {
 	at, exp, amount int64
-	settled         bool  // committed or canceled, before its expiry
-	final           int64 // what it charges once settled
+	committed       bool  // a Commit returned no error: it ran before the expiry
+	canceled        bool  // a Cancel returned no error: canceled, or released by the TTL
+	final           int64 // what a commit charged
 	settleStart     int64 // when the settle was sent
 }
 
-// asOf is what h counts at server time t, at least: its amount while
-// surely outstanding, what it finally charges once it may be settled, 0
-// past its expiry unless settled.
+// asOf is what h counts at server time t, at least: nothing once a cancel
+// may have run or the TTL may have released it, its final charge once its
+// commit may have run, its amount before.
 func (h held) asOf(t int64) int64 {
-	if h.settled {
-		if t < h.settleStart {
-			return h.amount
-		}
+	switch {
+	case h.committed && t >= h.settleStart:
 		return h.final
+	case h.committed:
+		return h.amount // sent before its expiry, so t < the expiry
+	case t >= h.exp || h.canceled && t >= h.settleStart:
+		return 0
 	}
-	if t < h.exp {
-		return h.amount
-	}
-	return 0
+	return h.amount
 }
 
 // 200 goroutines reserve, commit below or at the amount, cancel, abandon
@@ -88,14 +88,14 @@ func TestReservationsOf200GoroutinesNeverExceedALimit(t *testing.T) {
 				case err != nil:
 					return false, err
 				default:
-					h.settled, h.final = true, int64(actual)
+					h.committed, h.final = true, int64(actual)
 				}
 			case op < 8:
 				h.settleStart = time.Now().UnixMicro()
 				if _, err := rs.Cancel(ctx); err != nil {
 					return false, err
 				}
-				h.settled = time.Now().UnixMicro() < h.exp // else the TTL released it first
+				h.canceled = true
 			default: // abandoned: sometimes committed after its expiry
 				if op == 9 {
 					time.Sleep(ttl)
