@@ -20,7 +20,7 @@ var wantRows = map[string][]string{
 	bench.TableSemaphoreMany: {bench.NameOursSemaphore, bench.NameOursLock, bench.NameNaiveSemaphore},
 }
 
-var limiterRows = []string{bench.NameOursLog, bench.NameOursCounter, bench.NameOursGCRA, bench.NameOursPolicy, bench.NameOursDeny, bench.NameOursBatch, bench.NameRedisRate, bench.NameUlule}
+var limiterRows = []string{bench.NameOursLog, bench.NameOursCounter, bench.NameOursGCRA, bench.NameOursPolicy, bench.NameOursDeny, bench.NameOursBatch, bench.NameOursReserve, bench.NameRedisRate, bench.NameUlule}
 
 func init() {
 	for _, id := range []string{bench.TableLimitHotAdmit, bench.TableLimitManyAdmit, bench.TableLimitHotReject, bench.TableLimitManyReject} {

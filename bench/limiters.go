@@ -67,7 +67,7 @@ func ourRule(name string, q quota) ratelimit.Rule {
 		return ratelimit.SlidingLog(q.n, q.window)
 	case NameOursCounter:
 		return ratelimit.SlidingCounter(q.n, q.window)
-	case NameOursGCRA, NameOursDeny, NameOursBatch:
+	case NameOursGCRA, NameOursDeny, NameOursBatch, NameOursReserve:
 		return ratelimit.GCRA(q.n, q.window, q.n)
 	default:
 		return ratelimit.Policy{ratelimit.GCRA(q.n, q.window, q.n), ratelimit.SlidingCounter(24*q.n, 24*time.Hour)}
@@ -88,6 +88,18 @@ func oursAllower(name string) func(c *redis.Client, prefix string, q quota) (all
 			return nil, err
 		}
 		rule := ourRule(name, q)
+		if name == NameOursReserve {
+			// One unit reserved, then committed in full: two scripts a
+			// request, the price of settling the cost after the work.
+			return func(ctx context.Context, key string) (bool, error) {
+				rs, err := l.Reserve(ctx, key, rule, 1, time.Minute)
+				if err != nil || !rs.Result.Allowed {
+					return false, err
+				}
+				_, err = rs.Commit(ctx, 1)
+				return err == nil, err
+			}, nil
+		}
 		return func(ctx context.Context, key string) (bool, error) {
 			res, err := l.Allow(ctx, key, rule)
 			return res.Allowed, err
@@ -108,6 +120,7 @@ func limiterImpls() []limiterImpl {
 		ours(NameOursPolicy, "Policy{GCRA(n, window, n), SlidingCounter(24n, 24h)}"),
 		ours(NameOursDeny, "GCRA(n, window, burst n), WithDenyCache(10000): rejections answered in process until their RetryAfter"),
 		ours(NameOursBatch, "GCRA(n, window, burst n), WithBatching(64): concurrent decisions share pipelined round trips"),
+		ours(NameOursReserve, "GCRA(n, window, burst n): Reserve(1) then Commit(1), two round trips a request"),
 		{name: NameRedisRate, note: "GCRA: Limit{Rate: n, Burst: n, Period: window}",
 			// redis_rate's prefix "rate:" is fixed; ours goes into the key.
 			keyPattern: func(prefix string) string { return "rate:" + prefix + "*" },

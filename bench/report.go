@@ -24,6 +24,7 @@ const (
 	NamePlainLog       = "plain sorted-set log (memory reference)"
 	NameOursDeny       = "ours: GCRA + deny cache"
 	NameOursBatch      = "ours: GCRA + batching"
+	NameOursReserve    = "ours: GCRA Reserve+Commit"
 	NameLimitP16       = "pipelined limit (redis-benchmark -P 16)"
 	NameOursSemaphore  = "redis-primitives/semaphore"
 	NameNaiveSemaphore = "naive INCR/DECR semaphore"

@@ -99,6 +99,9 @@ func rateLimitPaths(ctx context.Context, l *ratelimit.Limiter) error {
 		if res, err := l.Take(ctx, key, r.rule, 2); err != nil || res.Granted != 2 {
 			return fail("take 2 after reset", res, err)
 		}
+		if err := reservationPaths(ctx, l, key, r.rule, window); err != nil {
+			return fail("reservations", ratelimit.Result{}, err)
+		}
 	}
 	return nil
 }

@@ -39,5 +39,8 @@ func TestKeysWithBracesStayInOneSlotAndApartOnACluster(t *testing.T) {
 		if _, err := l.Peek(ctx, key, policy); err != nil {
 			t.Fatalf("peek %q on a cluster: %v", key, err)
 		}
+		if err := reservationPaths(ctx, l, key, policy, time.Minute); err != nil {
+			t.Fatalf("reservations on %q on a cluster: %v", key, err)
+		}
 	}
 }

@@ -31,6 +31,9 @@
 // algorithm's own script, a Policy one script for any mix; both take the
 // same arguments and give the same reply.
 //
+// Reserve, Reservation.Commit and Reservation.Cancel charge a cost known
+// only after the work (see "Reservations" below).
+//
 // Limiter.Preflight is a start-up check: it reports the server's version
 // and the commands the ACL user may not run on the Limiter's keys.
 //
@@ -141,6 +144,34 @@
 // There is no conversion of one limit's state into another's (a GCRA
 // backlog is counted in units of its own emission interval; log members
 // are named after n and the window).
+//
+// # Reservations: reserve now, settle the actual cost later
+//
+// When the cost is known only after the work (LLM tokens, bytes exported,
+// query points), Reserve charges an estimate against every limit of a rule
+// now, all or none as AllowN does, and returns a Reservation. The caller
+// does the work, then Commit charges the actual cost and gives back the
+// rest, or Cancel gives it all back.
+//
+//   - Every decision counts an outstanding reservation: it is charged like
+//     any request until settled.
+//   - Giving back is exact for the sliding log (its members go) and the
+//     counter (its bucket is decremented while it still counts); for GCRA
+//     it is what has not drained yet beyond the kept part, so no interleaving
+//     exceeds a limit (ADR 0017 has the proof).
+//   - An actual above the reservation charges the excess as Take would: what
+//     fits, never past a limit (Result.Allowed false when not all did).
+//   - A reservation not settled by its ttl (at most MaxReservationTTL) is
+//     given back by the server's clock inside the next Reserve, Commit or
+//     Cancel of the same key and rule: no sweeper, no goroutine, and a
+//     crashed caller leaks nothing (TestCrashedReserverGivesBackByTheTTL).
+//     A Commit past the ttl charges nothing and returns ErrExpired.
+//   - Commit and Cancel are idempotent by the reservation's ID: retried, a
+//     commit charges once (TestRetriedCommitChargesOnce).
+//   - A rule's reservations live in one sorted set beside its limits,
+//     "ratelimit:{user:42}:rsv:<rule>", under the same hash tag; a settled
+//     one stays there until its expiry, so keep ttls near the work's length
+//     on keys that reserve at high rates.
 //
 // # Batching
 //

@@ -231,3 +231,73 @@ func ExampleLimiter_Preflight() {
 		log.Printf("redis %s: %s", report.Version, p)
 	}
 }
+
+func ExampleLimiter_Reserve() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	ctx := context.Background()
+	tokensPerMinute := ratelimit.GCRA(10_000, time.Minute, 10_000)
+	// Reserve the most a completion may cost; settle what it did cost.
+	rs, err := limiter.Reserve(ctx, "tenant:7", tokensPerMinute, 2_000, 30*time.Second)
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	if !rs.Result.Allowed {
+		fmt.Printf("over budget: retry after %v\n", rs.Result.RetryAfter)
+		return
+	}
+	used := 1_234 // the tokens the completion reported
+	if _, err := rs.Commit(ctx, used); err != nil {
+		log.Print(err) // retry Commit: it charges once; past the ttl, ErrExpired
+	}
+}
+
+func ExampleReservation_Commit() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	ctx := context.Background()
+	exportBytes := ratelimit.SlidingLog(1000, time.Hour) // in MB
+	rs, err := limiter.Reserve(ctx, "export:acme", exportBytes, 100, 5*time.Minute)
+	if err != nil || !rs.Result.Allowed {
+		return
+	}
+	res, err := rs.Commit(ctx, 140) // above the reservation: the excess is charged as Take would
+	if err == nil && !res.Allowed {
+		fmt.Printf("only %d MB fitted under the limit\n", res.Granted)
+	}
+}
+
+func ExampleReservation_Cancel() {
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	ctx := context.Background()
+	rs, err := limiter.Reserve(ctx, "tenant:7", ratelimit.GCRA(100, time.Second, 50), 10, time.Second)
+	if err != nil || !rs.Result.Allowed {
+		return
+	}
+	if err := doWork(ctx); err != nil {
+		// The work never ran: give the reservation back.
+		if _, err := rs.Cancel(ctx); err != nil {
+			log.Print(err) // the ttl gives it back anyway
+		}
+		return
+	}
+	_, _ = rs.Commit(ctx, 10)
+}
+
+func doWork(context.Context) error { return errors.New("upstream unavailable") }
+
+func ExampleReservation() {
+	// Input that can never be valid is refused before any round trip, so
+	// this runs without a server.
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer client.Close()
+	limiter, _ := ratelimit.New(client)
+	ctx := context.Background()
+	lim := ratelimit.GCRA(100, time.Second, 50)
+	_, err := limiter.Reserve(ctx, "tenant:7", lim, 10, ratelimit.MaxReservationTTL+time.Second)
+	fmt.Println(errors.Is(err, ratelimit.ErrInvalidTTL))
+	_, err = limiter.Reserve(ctx, "tenant:7", lim, 51, time.Second) // above the burst
+	fmt.Println(errors.Is(err, ratelimit.ErrInvalidN))
+	// Output:
+	// true
+	// true
+}

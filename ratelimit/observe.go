@@ -8,12 +8,13 @@ import (
 )
 
 // Decision is one call's answer, given to the hook set with WithHook: every
-// Allow, AllowN, Take and Peek (and each attempt of Wait), answered by
+// Allow, AllowN, Take, Peek, Reserve, Commit and Cancel (and each attempt
+// of Wait), answered by
 // Redis or, with WithDenyCache, by the cache (Cached). Bad input (an empty
 // key, an invalid limit or n) is returned before any decision and is not
 // reported; nor is Reset, which decides nothing.
 type Decision struct {
-	Op  string // "allow" (Allow, AllowN, Wait), "take" or "peek"
+	Op  string // "allow" (Allow, AllowN, Wait), "take", "peek", "reserve", "commit" or "cancel"
 	Key string // the caller's key, before the prefix
 	// Allowed, Limit, Granted, Remaining and RetryAfter are the Result's:
 	// Limit is the binding limit (for a Policy, the one that decided).

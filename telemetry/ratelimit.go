@@ -10,7 +10,7 @@ import (
 
 // Attribute keys of ratelimit metrics and spans.
 const (
-	AttrRateLimitOperation = attribute.Key("ratelimit.operation")  // allow, take or peek
+	AttrRateLimitOperation = attribute.Key("ratelimit.operation")  // allow, take, peek, reserve, commit or cancel
 	AttrRateLimitOutcome   = attribute.Key("ratelimit.outcome")    // allowed, rejected or error
 	AttrRateLimitLimit     = attribute.Key("ratelimit.limit.name") // the binding limit's Name
 	AttrRateLimitKey       = attribute.Key("ratelimit.key")        // only WithKeys

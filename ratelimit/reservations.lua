@@ -1,0 +1,221 @@
+-- reservations.lua: what reserve.lua and settle.lua share, placed after policy.lua's
+-- function and before each script's own body (reserve.go puts them together).
+--
+-- A rule's reservations live in one sorted set (KEYS[#limits + 1]) scored
+-- by each one's expiry in µs on the server's clock. A member is the
+-- reservation's id (16 bytes) then its state:
+--   'r' at amount name_1 … name_m   outstanding: the time it was charged at,
+--                                   the amount, and per limit the name of
+--                                   the first log member it added (0 for
+--                                   the counter and GCRA); '>I8' each
+--   'c' charged                     committed, charging that much
+--   'x'                             canceled
+-- A settled reservation's member stays until its expiry, so that a retried
+-- settle finds it and charges nothing again; then it goes. Its expiry
+-- orders the set, so every call of the rule releases the outstanding
+-- reservations past their expiry first, by the server's time: no sweeper.
+
+local idLen = 16
+
+-- clock is the server's time in µs, or the pinned time.
+local function clock(pinned)
+  if pinned ~= '' then
+    return tonumber(pinned)
+  end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- limitsOf unpacks the m limits of ARGV (from ARGV[4]).
+local function limitsOf(argv, m)
+  local ls = {}
+  for i = 1, m do
+    local alg, cap, a, b = struct.unpack('>c1I8I8I8', argv[3 + i])
+    ls[i] = { alg = alg, cap = cap, a = a, b = b }
+  end
+  return ls
+end
+
+-- hold is how long after it was charged a request can still count against
+-- one of ls: the log's window, the counter's two buckets, GCRA's drain of a
+-- full burst. A reservation's record outlives its expiry by this much.
+local function holdOf(ls)
+  local h = 0
+  for _, L in ipairs(ls) do
+    local d = L.a
+    if L.alg == 'c' then
+      d = 2 * L.a
+    elseif L.alg == 'g' then
+      d = math.ceil(L.cap * L.a / L.b)
+    end
+    h = math.max(h, d)
+  end
+  return h
+end
+
+-- parseGuard reads a log member's name: its base and the guard it carries.
+local function parseGuard(last, score)
+  local at = string.find(last, '~', 1, true)
+  if at then
+    return string.sub(last, 1, at - 1), math.max(score, tonumber(string.sub(last, at + 1)))
+  end
+  return last, score
+end
+
+-- giveBack returns x of the k units a reservation charged at time at to
+-- limit L (state in key) at now, keep being the units kept: the log's
+-- members keep..k-1 of those it added (first is the first one's name).
+-- Only what the limit still counts is given back, and never more than the
+-- reservation added; see ADR 0017 for why no interleaving exceeds a limit.
+local function giveBack(key, L, at, first, k, keep, now)
+  local x = k - keep
+  if x <= 0 then
+    return
+  end
+  if L.alg == 'l' then
+    local win = L.a
+    local newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+    if not newest[1] then
+      return
+    end
+    local last, score = newest[1], tonumber(newest[2])
+    local base, guard = parseGuard(last, score)
+    local t = math.max(now, guard)
+    if at <= t - win then
+      return -- aged out: nothing counts the members any more
+    end
+    -- Live members within one window have distinct names (log.lua), and
+    -- none is newer than t < at + window: these names are the
+    -- reservation's own members.
+    local names, renamed = {}, false
+    for c = keep, k - 1 do
+      local nm = string.format('%d', first + c)
+      names[#names + 1] = nm
+      if nm == base and last ~= base then
+        renamed = true
+      end
+      if #names >= 1000 then
+        redis.call('ZREM', key, unpack(names))
+        names = {}
+      end
+    end
+    if renamed then
+      names[#names + 1] = last
+    end
+    if #names > 0 then
+      redis.call('ZREM', key, unpack(names))
+    end
+    -- The guard stays on the newest member left, past every score left:
+    -- members at the score t counted fewer after the removal, so a later
+    -- call at t would name its members as some of those are named.
+    newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+    if newest[1] then
+      local nl, ns = newest[1], tonumber(newest[2])
+      local nb, ng = parseGuard(nl, ns)
+      local g = t
+      if ns >= t then
+        g = t + 1
+      end
+      if g > ng then
+        redis.call('ZADD', key, string.format('%d', ns), nb .. '~' .. string.format('%d', g))
+        redis.call('ZREM', key, nl)
+      end
+    end
+  elseif L.alg == 'c' then
+    local v = redis.call('GET', key)
+    if not v then
+      return
+    end
+    local win = L.a
+    local f = 'I' .. (#v - 7) / 2
+    local fmt = '>I7' .. f .. f
+    local t, c, p = struct.unpack(fmt, v)
+    t = math.max(now, t)
+    local e = t - math.floor(t / win) * win -- as counter.lua
+    if e < 0 then e = e + win elseif e >= win then e = e - win end
+    local start = t - e
+    local cur, prev = 0, 0
+    local gt = struct.unpack('>I7', v)
+    if gt >= start then
+      cur, prev = c, p
+    elseif gt >= start - win then
+      prev = c
+    end
+    local e0 = at - math.floor(at / win) * win
+    if e0 < 0 then e0 = e0 + win elseif e0 >= win then e0 = e0 - win end
+    if at - e0 == start then
+      cur = cur - math.min(cur, x)
+    elseif at - e0 == start - win then
+      prev = prev - math.min(prev, x)
+    else
+      return -- its bucket no longer counts
+    end
+    -- The counts only shrank: the stored width and TTL fit.
+    redis.call('SET', key, struct.pack(fmt, t, cur, prev), 'KEEPTTL')
+  else
+    local v = redis.call('GET', key)
+    if not v then
+      return
+    end
+    local unit, drain = L.a, L.b
+    local t, q = struct.unpack('>I7I' .. (#v - 7), v)
+    t = math.max(now, t)
+    q = math.max(q - (t - struct.unpack('>I7', v)) * drain, 0)
+    -- What the x units still add to the backlog: at most q, and at least
+    -- x·unit less what drained since at beyond the kept units (ADR 0017).
+    local r = math.min(math.max(x * unit - math.max((t - at) * drain - keep * unit, 0), 0), q)
+    q = q - r
+    local w = 1
+    while q >= 256 ^ w do
+      w = w + 1
+    end
+    redis.call('SET', key, struct.pack('>I7I' .. w, t, q), 'PX', math.max(math.ceil(q / drain / 1000), 1))
+  end
+end
+
+-- parseReservation reads an outstanding member's state.
+local function parseReservation(member, m)
+  local at, amount = struct.unpack('>I8I8', member, idLen + 2)
+  local firsts = {}
+  for i = 1, m do
+    firsts[i] = struct.unpack('>I8', member, idLen + 18 + 8 * (i - 1))
+  end
+  return at, amount, firsts
+end
+
+-- release gives back all of every outstanding reservation of the rule past
+-- its expiry at now, and drops every settled one past it (at most 256 a
+-- call: more are released by the next).
+local function release(keys, ls, rkey, now)
+  local m = #ls
+  local gone = redis.call('ZRANGEBYSCORE', rkey, '-inf', string.format('%d', now), 'LIMIT', '0', '256')
+  for _, member in ipairs(gone) do
+    if string.sub(member, idLen + 1, idLen + 1) == 'r' then
+      local at, amount, firsts = parseReservation(member, m)
+      for i, L in ipairs(ls) do
+        giveBack(keys[i], L, at, firsts[i], amount, 0, now)
+      end
+    end
+  end
+  if #gone > 0 then
+    redis.call('ZREM', rkey, unpack(gone))
+  end
+end
+
+-- keepRecord sets the record's TTL: it lives while a member is unexpired,
+-- and hold beyond, while what it charged may still count.
+local function keepRecord(rkey, now, hold)
+  local newest = redis.call('ZRANGE', rkey, '-1', '-1', 'WITHSCORES')
+  if newest[1] then
+    redis.call('PEXPIRE', rkey, string.format('%d', math.max(math.ceil((tonumber(newest[2]) - now + hold) / 1000), 1)))
+  end
+end
+
+-- decidedAt is the time a call just granted by policy was decided at, read
+-- from the first limit's state: the log's newest score, the others' time.
+local function decidedAt(key, L)
+  if L.alg == 'l' then
+    return tonumber(redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')[2])
+  end
+  return (struct.unpack('>I7', redis.call('GET', key)))
+end
