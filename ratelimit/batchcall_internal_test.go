@@ -160,3 +160,42 @@ func seq(n int) []int {
 	}
 	return s
 }
+
+// A batch may carry a key's decisions with a Reset or a Peek of the same
+// key between them; batch.lua takes only decisions, so a key with another
+// call keeps all its calls out of it, or the Reset would run after both
+// Allows. In one batch: Allow, Reset, Allow, Peek, Allow on one key, and
+// Allows of another key: each must see the calls before it.
+func TestBatchKeepsAKeysOrderAcrossAResetInTheSameBatch(t *testing.T) {
+	s := redistest.Start(t)
+	c := s.Client(t)
+	ctx := context.Background()
+	prefix := s.Prefix() + "rl:"
+	lims := []Limit{SlidingCounter(10, time.Hour)}
+	call := func(key string, m mode) luascripts.Call {
+		req := newRequest(prefix, key, lims, m, 1, "")
+		return luascripts.Call{Script: script(m, lims), Keys: req.keys, Args: req.args}
+	}
+	calls := []luascripts.Call{
+		call("k", modeAllow), call("other", modeAllow), call("k", modeReset), call("other", modeAllow),
+		call("k", modeAllow), call("k", modePeek), call("other", modeAllow), call("k", modeAllow),
+	}
+	batchExec(c)(ctx, c.Pipeline, calls)
+	want := map[int]int64{0: 9, 1: 9, 3: 8, 4: 9, 5: 9, 6: 7, 7: 8} // remaining after each
+	for i, w := range want {
+		packed, err := calls[i].Cmd.Text()
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		r, err := decodeReply(packed, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.limits[0].remaining != w {
+			t.Errorf("call %d: remaining %d, want %d: the key's calls ran out of order", i, r.limits[0].remaining, w)
+		}
+	}
+	if err := calls[2].Cmd.Err(); err != nil {
+		t.Fatalf("reset: %v", err)
+	}
+}

@@ -361,3 +361,25 @@ func TestBatchedDecisionsSurviveTheirSlotMovingWithoutOverAdmitting(t *testing.T
 		t.Fatal("no decision went batched: the test proves nothing")
 	}
 }
+
+// A Ring places keys by a hash go-redis does not expose: its batches stay
+// pipelines of per-decision calls (no batch.lua call), and decide exactly.
+func TestBatchingOnARingKeepsOneCallPerDecisionAndAdmitsExactly(t *testing.T) {
+	s := redistest.Start(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": s.Addr()}, PoolSize: 100})
+	t.Cleanup(func() { _ = ring.Close() })
+	l, err := ratelimit.New(ring, ratelimit.WithPrefix(s.Prefix()+"ring:"), ratelimit.WithBatching(16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := &batchCalls{}
+	ring.AddHook(hook)
+	lim := ratelimit.GCRA(10, time.Hour, 10)
+	got := together(t, 200, func(i int) (bool, error) {
+		res, err := l.Allow(context.Background(), "k"+strconv.Itoa(i%4), lim)
+		return res.Allowed, err
+	})
+	if pipelines, calls, _, _ := hook.seen(); pipelines == 0 || calls != 0 || got != 40 {
+		t.Fatalf("%d admitted, want 40; %d batch.lua calls in %d pipelines, want none on a Ring", got, calls, pipelines)
+	}
+}
