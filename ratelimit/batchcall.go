@@ -34,9 +34,15 @@ const maxPerCall = 256
 // batchExec returns the Exec that sends a batch on client: one batch.lua
 // call per server for a Client, per primary for a ClusterClient; nil
 // (RunBatch, a pipeline of one call per decision) for any other client.
+// On a Cluster the Batcher itself splits a batch by primary and gives
+// each node's calls, with that node's own pipeline, to the Exec
+// (luascripts' bynode.go), so the calls an Exec gets are one node's; they
+// are still grouped by MasterForKey here, the client's cached slot table
+// (a hash and a lookup per call), so that a call placed by a slot table
+// older than the Batcher's is not sent in another node's batch.lua call.
 // A Ring places keys by a hash of its own that go-redis does not expose,
-// so its decisions are not grouped; nor are those of a client this package
-// does not know (a test double need not run Lua).
+// so its decisions are not grouped; nor are those of a client this
+// package does not know (a test double need not run Lua).
 func batchExec(client any) luascripts.Exec {
 	switch c := client.(type) {
 	case *redis.Client:
@@ -44,8 +50,6 @@ func batchExec(client any) luascripts.Exec {
 			sendBatch(ctx, newPipeline, calls, func(context.Context, string) (any, error) { return nil, nil })
 		}
 	case *redis.ClusterClient:
-		// MasterForKey reads the client's cached slot table (a hash of the
-		// key and a lookup): what its pipeline does for each command.
 		node := func(ctx context.Context, key string) (any, error) { return c.MasterForKey(ctx, key) }
 		return func(ctx context.Context, newPipeline func() redis.Pipeliner, calls []luascripts.Call) {
 			sendBatch(ctx, newPipeline, calls, node)
