@@ -9,12 +9,23 @@ import (
 )
 
 // WithBatching coalesces the decisions that goroutines make at the same
-// moment into pipelined round trips of up to size script calls. Calls
-// go to one of two lanes by their key. The first call on an idle lane is
-// sent at once, alone; calls that arrive while the lane's batch is in
-// flight wait for it and go together in the next, so no call waits for a
-// timer. Each decision is still its own script, with every guarantee of
-// the package; only the round trips are shared.
+// moment into round trips of up to size calls. Calls go to one of two
+// lanes by their key. The first call on an idle lane is sent at once,
+// alone; calls that arrive while the lane's batch is in flight wait for it
+// and go together in the next, so no call waits for a timer.
+//
+// A batch's decisions (Allow, AllowN, Take) are made by one script call
+// per server: per primary on a Redis Cluster, where they are grouped by
+// the node that owns their keys (ADR 0018). The script reads the server's
+// clock once for them all and makes each decision as it would be made
+// alone, in the batch's order: all-or-nothing across a Policy's limits,
+// exact, a key's decisions in arrival order. A call of the batch that the
+// server refuses (a slot moved or migrating, a key it does not hold) is
+// refused before it writes anything, and its decisions are sent again one
+// by one, with go-redis's redirects. Peek and Reset, and a decision alone
+// on its node, are sent as their own script calls in the same round trip.
+// On a Ring, or any other client, every decision is its own script call
+// in the pipeline.
 //
 //   - Order: a key's calls are sent in the order they arrived, and one
 //     batch at a time is in flight for a key, so a key's decisions are
@@ -24,13 +35,14 @@ import (
 //     that ends while its batch is in flight returns its context's error,
 //     and its request may have been decided, as with any call that times
 //     out after it was written.
+//   - At most once: a batch's script call is sent once; if its reply is
+//     lost, every call in it ends with ErrReplyLost.
 //   - No goroutine: the caller that finds its lane idle sends; when a
 //     batch ends, its sender hands the next one to a waiting caller.
 //
 // Batching needs a client with Pipeline (every go-redis client: Client,
-// ClusterClient, Ring, UniversalClient; on a cluster each batch is split
-// by node). New returns ErrInvalidOption for size below 1 or a client
-// without Pipeline.
+// ClusterClient, Ring, UniversalClient). New returns ErrInvalidOption for
+// size below 1 or a client without Pipeline.
 func WithBatching(size int) Option {
 	return func(c *config) error {
 		if size < 1 {
@@ -43,7 +55,7 @@ func WithBatching(size int) Option {
 
 // newBatcher returns the batcher of WithBatching(size) on client.
 func newBatcher(client redis.Scripter, size int) (*luascripts.Batcher, error) {
-	b, err := luascripts.NewBatcher(client, size, nil)
+	b, err := luascripts.NewBatcher(client, size, batchExec(client))
 	if err != nil {
 		return nil, fmt.Errorf("%w: WithBatching: %w", ErrInvalidOption, err)
 	}

@@ -3,8 +3,10 @@ package ratelimit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,7 +21,8 @@ import (
 // and reports the start of each on started, if set.
 type pipelines struct {
 	mu      sync.Mutex
-	sizes   []int
+	sizes   []int // decisions per pipeline
+	cmds    []int // commands per pipeline
 	started chan struct{}
 }
 
@@ -29,8 +32,13 @@ func (h *pipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook { retu
 
 func (h *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		decisions := 0
+		for _, c := range cmds {
+			decisions += decisionsIn(c.Args())
+		}
 		h.mu.Lock()
-		h.sizes = append(h.sizes, len(cmds))
+		h.sizes = append(h.sizes, decisions)
+		h.cmds = append(h.cmds, len(cmds))
 		h.mu.Unlock()
 		if h.started != nil {
 			select {
@@ -42,14 +50,32 @@ func (h *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 	}
 }
 
-func (h *pipelines) seen() (batches, calls, largest int) {
+// seen returns the pipelines sent, the decisions they carried, the most
+// decisions in one, and the most commands in one.
+func (h *pipelines) seen() (batches, calls, largest, commands int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, n := range h.sizes {
+	for i, n := range h.sizes {
 		calls += n
 		largest = max(largest, n)
+		commands = max(commands, h.cmds[i])
 	}
-	return len(h.sizes), calls, largest
+	return len(h.sizes), calls, largest, commands
+}
+
+// decisionsIn returns the decisions a command carries: those of a
+// batch.lua call (EVALSHA or EVAL, 1 key, then per decision m, m keys,
+// n, mode, pinned time and m limits), or 1.
+func decisionsIn(args []any) int {
+	if len(args) < 4 || (fmt.Sprint(args[1]) != ratelimit.BatchSHA && !strings.HasPrefix(fmt.Sprint(args[1]), "#!lua flags=allow-cross-slot-keys\n-- batch.lua")) {
+		return 1
+	}
+	n := 0
+	for j := 4; j < len(args); n++ {
+		m, _ := args[j].(int)
+		j += 2*m + 4
+	}
+	return n
 }
 
 // Batching shares round trips, never decisions: 500 goroutines released at
@@ -68,6 +94,9 @@ func TestBatchingAdmitsExactlyTheLimitPerKeyTo500Goroutines(t *testing.T) {
 			hook := &pipelines{}
 			c, l := limiter(t, s, ratelimit.WithBatching(size))
 			allow(t, l, name+":warm", rule) // loads the script: no NOSCRIPT re-send below
+			if err := ratelimit.LoadBatchScript(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
 			c.AddHook(hook)
 			warm(t, func(ctx context.Context) error { return c.Ping(ctx).Err() }, 100)
 			var mu sync.Mutex
@@ -88,9 +117,13 @@ func TestBatchingAdmitsExactlyTheLimitPerKeyTo500Goroutines(t *testing.T) {
 					t.Errorf("key %s: %d of %d callers admitted, want exactly %d", key, admitted[key], callers/keys, n)
 				}
 			}
-			batches, calls, largest := hook.seen()
+			batches, calls, largest, commands := hook.seen()
 			if calls != callers || largest > size {
 				t.Errorf("%d calls in %d pipelines, the largest of %d: want %d calls, none over %d", calls, batches, largest, callers, size)
+			}
+			// One server: a batch's decisions are one script call.
+			if commands != 1 {
+				t.Errorf("a pipeline of %d commands: want each batch's decisions sent as one batch.lua call", commands)
 			}
 			t.Logf("%d calls in %d round trips, the largest batch %d", calls, batches, largest)
 		})

@@ -59,7 +59,8 @@ type onceArg struct {
 	cmd          *redis.Cmd
 	state        int
 	reply        any   // onceAnswered: the reply of the send that ran
-	err          error // onceAnswered: its error (redis.Nil); onceLost: why
+	err          error // onceAnswered: its error (redis.Nil); onceLost: why; onceRefused: the ASK
+	noAsk        bool  // its script's: an ASK ends the call (NewWithoutAsk)
 }
 
 // The states of an onceArg.
@@ -68,6 +69,7 @@ const (
 	onceSent     // its outcome is what the command holds
 	onceAnswered // it ran, and reply is what it replied
 	onceLost     // sent again by go-redis before its outcome was known
+	onceRefused  // answered ASK, which its script must not follow
 )
 
 // MarshalBinary is called by go-redis each time it writes the command.
@@ -80,6 +82,8 @@ func (o *onceArg) MarshalBinary() ([]byte, error) {
 		switch err := o.cmd.Err(); {
 		case err == nil && o.cmd.Val() != nil, err == redis.Nil:
 			o.state, o.reply, o.err = onceAnswered, o.cmd.Val(), err
+		case o.noAsk && redis.HasErrorPrefix(err, "ASK "):
+			o.state, o.err = onceRefused, err
 		case notRun(err):
 			o.cmd.SetErr(nil) // so that this send's failure is not read as the last one's refusal
 			return o.script, nil
@@ -99,6 +103,8 @@ func (o *onceArg) settle() {
 	switch o.state {
 	case onceAnswered:
 		o.cmd.SetVal(o.reply)
+		o.cmd.SetErr(o.err)
+	case onceRefused:
 		o.cmd.SetErr(o.err)
 	case onceLost:
 		if o.err != nil {
@@ -130,7 +136,7 @@ func notRun(err error) bool {
 // (EVALSHA) or, when source is set, its text (EVAL). settle must be
 // called on the returned argument after p.Exec.
 func (s *Script) queueOnce(ctx context.Context, p redis.Pipeliner, source bool, keys []string, args []any) (*redis.Cmd, *onceArg) {
-	name, o := "evalsha", &onceArg{script: s.wire[0], noop: noScript}
+	name, o := "evalsha", &onceArg{script: s.wire[0], noop: noScript, noAsk: s.noAsk}
 	if source {
 		name, o.script, o.noop = "eval", s.wire[1], noopSource
 	}

@@ -28,6 +28,8 @@ type Script struct {
 	// retried: the script may run twice for one call, so go-redis may
 	// send it again as it sends any command (see once.go).
 	retried bool
+	// noAsk: a call answered ASK ends with it instead (NewWithoutAsk).
+	noAsk bool
 }
 
 // New returns a Script for src. The name only labels it in errors and tests.
@@ -54,6 +56,21 @@ func NewReadOnly(name, src string) *Script {
 func NewIdempotent(name, src string) *Script {
 	s := New(name, src)
 	s.retried = true
+	return s
+}
+
+// NewWithoutAsk returns a Script that writes, runs at most once per call,
+// and is never sent where an ASK redirects it: the call ends with the ASK
+// error instead (the script did not run), for its caller to send
+// otherwise. A call that comes by ASK to a node importing a slot may touch
+// every key of that slot, those still on the source node too, which the
+// node then creates anew; a script whose declared key routes it, and that
+// touches undeclared keys of the same slot (ratelimit's batch.lua), would
+// write them on the wrong node. A MOVED is followed: the slot has moved,
+// with all its keys.
+func NewWithoutAsk(name, src string) *Script {
+	s := New(name, src)
+	s.noAsk = true
 	return s
 }
 
