@@ -118,6 +118,22 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 		})
 	}
 
+	// The batched lock: 50 goroutines whose acquires and releases share
+	// pipelined round trips, the server's cost per pair with the
+	// per-command overhead shared.
+	bl, err := oursLockerWith(client(), lock.WithPrefix(prefix+"lockbatch:"), lock.WithBatching(64))
+	if err != nil {
+		panic(err) // the options are constants
+	}
+	add(NameOursLockBatch+": acquire+release", nothing, func(ctx context.Context, i int) error {
+		ok, err := bl(ctx, "b"+strconv.Itoa(i)) // i is unique across the goroutines
+		if err == nil && !ok {
+			err = fmt.Errorf("%s: refused a free lock", NameOursLockBatch)
+		}
+		return err
+	})
+	cases[len(cases)-1].Concurrency = 50
+
 	// Floors: each primitive's commands alone, with none of its logic,
 	// against the same kind of keys. What a script costs above its floor
 	// is its Lua; what the floor costs above a peer's is its commands.

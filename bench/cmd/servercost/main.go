@@ -86,7 +86,9 @@ func run() error {
 		if i > 0 && !strings.Contains(cs.Name, *only) {
 			continue
 		}
-		dump := filepath.Join(dir, fmt.Sprintf("cg.out.%d", i))
+		// Not cg.out.*: callgrind numbers its own dumps so, and a dump
+		// renamed to a name it writes next would hide that one.
+		dump := filepath.Join(dir, fmt.Sprintf("case-%d.callgrind", i))
 		zero := func() error { return exec.Command("callgrind_control", "-z", pid).Run() }
 		done := func() error {
 			// -d writes cg.out.<k>; find the newest after it.
