@@ -15,8 +15,8 @@ import (
 // The tables a report must hold, each with every row. A run that drops a
 // library, an algorithm or the limit fails here, whatever its speed.
 var wantRows = map[string][]string{
-	bench.TableLockMany:      {bench.NameOursLock, bench.NameRedislock, bench.NameRedsync, bench.NameLimit},
-	bench.TableLockHot:       {bench.NameOursLock, bench.NameRedislock, bench.NameRedsync},
+	bench.TableLockMany:      {bench.NameOursLock, bench.NameOursLockBatch, bench.NameRueidislock, bench.NameRedislock, bench.NameRedsync, bench.NameLimit},
+	bench.TableLockHot:       {bench.NameOursLock, bench.NameOursLockBatch, bench.NameRueidislock, bench.NameRedislock, bench.NameRedsync},
 	bench.TableSemaphoreMany: {bench.NameOursSemaphore, bench.NameOursLock, bench.NameNaiveSemaphore},
 }
 
@@ -143,8 +143,8 @@ func TestQuickRunReportsEveryRowOfEveryTable(t *testing.T) {
 		}
 	}
 
-	if len(rep.Targets) != 27 {
-		t.Errorf("%d targets, want 27 (3 lock, 18 limiter, 4 memory, 2 election)", len(rep.Targets))
+	if len(rep.Targets) != 30 {
+		t.Errorf("%d targets, want 30 (6 lock, 18 limiter, 4 memory, 2 election)", len(rep.Targets))
 	}
 
 	var out bytes.Buffer
