@@ -146,6 +146,13 @@ func aclPaths(ctx context.Context, c semaphore.Client, prefix string, marked fun
 		if len(r.Refused) > 0 {
 			return fmt.Errorf("preflight: refused %v", r.Refused)
 		}
+		// A refused CONFIG GET is reported, not an error: Preflight could
+		// not read the eviction policy and persistence.
+		for _, pr := range r.Problems {
+			if strings.Contains(pr, "CONFIG") {
+				return fmt.Errorf("preflight: %s", pr)
+			}
+		}
 	}
 	return nil
 }
