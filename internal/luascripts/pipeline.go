@@ -113,46 +113,30 @@ type Call struct {
 // that writes runs at most once, and a migration's refusal is retried, as
 // with Run.
 func RunBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []Call) {
-	send := func(source bool, pick func(i int) bool) {
-		var p redis.Pipeliner
-		var cmds []*redis.Cmd
-		var onces []*onceArg
-		for i := range calls {
-			if c := &calls[i]; pick(i) {
-				if p == nil {
-					p, onces = newPipeline(), make([]*onceArg, 0, len(calls)-i)
-				}
-				var o *onceArg
-				c.Cmd, o = c.Script.queue(ctx, p, source, c.Keys, c.Args)
-				cmds, onces = append(cmds, c.Cmd), append(onces, o)
-			}
-		}
-		if p == nil {
-			return
-		}
-		unsent := failed(p.Exec(ctx))
-		for i, c := range cmds {
-			unsent(c)
-			settle(onces[i])
-		}
-	}
-	// Every call, then again those a migrating slot refused (they did not
-	// run), until none is or the batch's time is up.
+	// A node's part of a batch: the Batcher sends the calls a migration
+	// refused again itself (bynode.go).
+	runBatch(ctx, newPipeline, calls, ctx.Value(nodeBatchKey{}) == nil)
+}
+
+// runBatch is RunBatch, and SendBatch without retry: every call, then
+// again those a migrating slot refused (they did not run), until none is
+// or the batch's time is up.
+func runBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []Call, retry bool) {
 	round := make([]bool, len(calls))
 	for i := range round {
 		round[i] = true
 	}
 	var wait *pauses
 	for {
-		send(false, func(i int) bool { return round[i] })
-		send(true, func(i int) bool { return round[i] && isNoScript(calls[i].Cmd.Err()) })
+		sendRound(ctx, newPipeline, calls, func(i int) bool { return round[i] }, false)
+		sendRound(ctx, newPipeline, calls, func(i int) bool { return round[i] && isNoScript(calls[i].Cmd.Err()) }, true)
 		again := false
 		for i := range calls {
 			round[i] = migrating(calls[i].Cmd.Err())
 			again = again || round[i]
 		}
-		if !again || ctx.Value(nodeBatchKey{}) != nil {
-			break // a node's part of a batch: the Batcher sends them again (bynode.go)
+		if !again || !retry {
+			break
 		}
 		if wait == nil {
 			wait = newPauses(ctx)

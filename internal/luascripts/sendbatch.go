@@ -16,13 +16,7 @@ import (
 // batch of decisions as one script call per node, and when that call is
 // refused, the decisions one by one with RunBatch.
 func SendBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []Call) {
-	sendRound(ctx, newPipeline, calls, func(int) bool { return true }, false)
-	sendRound(ctx, newPipeline, calls, func(i int) bool { return isNoScript(calls[i].Cmd.Err()) }, true)
-	for i := range calls {
-		if err := CheckVersion(calls[i].Cmd.Err()); err != calls[i].Cmd.Err() {
-			calls[i].Cmd.SetErr(err)
-		}
-	}
+	runBatch(ctx, newPipeline, calls, false)
 }
 
 // Migrating reports whether err is a Cluster's refusal of a script call
@@ -30,8 +24,7 @@ func SendBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []
 func Migrating(err error) bool { return migrating(err) }
 
 // sendRound sends the calls that pick picks in one pipeline, with their
-// SHA1 or, when source is set, their text. It is RunBatch's round, written
-// again here so that RunBatch stays as it is.
+// SHA1 or, when source is set, their text: one round of runBatch.
 func sendRound(ctx context.Context, newPipeline func() redis.Pipeliner, calls []Call, pick func(i int) bool, source bool) {
 	var p redis.Pipeliner
 	var cmds []*redis.Cmd
