@@ -16,20 +16,6 @@ import (
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
-// pipelineSizes is a go-redis hook that counts the pipelines a client
-// sends and the commands in them: what a batch became on the wire.
-type pipelineSizes struct{ pipelines, cmds atomic.Int64 }
-
-func (h *pipelineSizes) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (h *pipelineSizes) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (h *pipelineSizes) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.pipelines.Add(1)
-		h.cmds.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
-
 // Batched, 300 goroutines write 10 keys with random tokens: each accepted
 // write appends its token to a log in the same script, so the log is the
 // order the server applied them in. A batch that mixed up replies, or a
@@ -38,7 +24,7 @@ func (h *pipelineSizes) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 func TestBatchedFencedWritesOf300GoroutinesNeverLetALowerTokenThrough(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t, func(o *redis.Options) { o.PoolSize = 8 })
-	sizes := &pipelineSizes{}
+	sizes := &redistest.PipelineCount{}
 	c.AddHook(sizes)
 	store, err := fence.New(c, fence.WithBatching(64))
 	if err != nil {
@@ -97,7 +83,7 @@ func TestBatchedFencedWritesOf300GoroutinesNeverLetALowerTokenThrough(t *testing
 			t.Fatalf("%s: highest %d, %v; the log ends at %d", key, hi, err, last)
 		}
 	}
-	p, cmds := sizes.pipelines.Load(), sizes.cmds.Load()
+	p, cmds := sizes.Pipelines.Load(), sizes.Cmds.Load()
 	t.Logf("%d writes: %d accepted, %d refused; %d script calls in %d pipelines (%.1f a pipeline)",
 		goroutines*writes, accepted.Load(), refused.Load(), cmds, p, float64(cmds)/float64(max(p, 1)))
 	if logged != accepted.Load() {

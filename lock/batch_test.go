@@ -15,20 +15,6 @@ import (
 	"github.com/redis-primitives/go/lock"
 )
 
-// pipelineSizes is a go-redis hook that counts the pipelines a client
-// sends and the commands in them: what a batch became on the wire.
-type pipelineSizes struct{ pipelines, cmds atomic.Int64 }
-
-func (h *pipelineSizes) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (h *pipelineSizes) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (h *pipelineSizes) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.pipelines.Add(1)
-		h.cmds.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
-
 // Batched, 500 goroutines contend for 20 names: a batch carries acquires
 // and releases of one name side by side, so a batcher that reordered a
 // name's calls, or answered one call with another's reply, would let two
@@ -36,7 +22,7 @@ func (h *pipelineSizes) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 func TestBatchedAcquiresOf500GoroutinesNeverDoubleHold(t *testing.T) {
 	s := redistest.Start(t)
 	c := client(t, s, func(o *redis.Options) { o.PoolSize = 8 })
-	sizes := &pipelineSizes{}
+	sizes := &redistest.PipelineCount{}
 	c.AddHook(sizes)
 	l := newLockerOn(t, s, c, lock.WithBatching(64))
 
@@ -85,7 +71,7 @@ func TestBatchedAcquiresOf500GoroutinesNeverDoubleHold(t *testing.T) {
 	for err := range failures {
 		t.Error(err)
 	}
-	p, cmds := sizes.pipelines.Load(), sizes.cmds.Load()
+	p, cmds := sizes.Pipelines.Load(), sizes.Cmds.Load()
 	t.Logf("%d goroutines × %d attempts on %d names: %d acquired; %d script calls in %d pipelines (%.1f a pipeline)",
 		goroutines, attempts, names, acquired.Load(), cmds, p, float64(cmds)/float64(max(p, 1)))
 	if acquired.Load() < names {
