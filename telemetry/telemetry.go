@@ -133,7 +133,7 @@ func New(opts ...Option) (*Telemetry, error) {
 	t.lockWait = hist("lock.wait.duration", "Time AcquireWait took, waiting included, by outcome.")
 	t.lockHold = hist("lock.hold.duration", "How long a lease was held, from its acquire to its release, by release outcome.")
 	t.lockLost = count("lock.lost", "{lease}", "Leases given up while held, by cause (not_held: found gone; deadline: no renewal in time).")
-	t.rlDecisions = count("ratelimit.decisions", "{decision}", "Rate-limit decisions, by outcome (allowed, rejected, error) and binding limit.")
+	t.rlDecisions = count("ratelimit.decisions", "{decision}", "Rate-limit decisions, by operation, outcome (allowed, rejected, expired, settled, error) and binding limit.")
 	t.rlDuration = hist("ratelimit.decision.duration", "Duration of rate-limit decisions, by outcome and binding limit.")
 	t.fenceWrites = count("fence.writes", "{write}", "Fenced writes, by outcome (accepted; stale: refused for a token below the highest; error: no verdict).")
 	t.fenceDuration = hist("fence.write.duration", "Duration of fenced writes, by outcome.")
