@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 )
 
@@ -146,29 +145,6 @@ func check(key string, r Rule, n int, buf []Limit) ([]Limit, error) {
 		return nil, fmt.Errorf("%w: %d, must be positive", ErrInvalidN, n)
 	}
 	return lims, nil
-}
-
-// report gives a decision to the hook and, when it failed, the logger. A
-// Reset is not a decision and is not reported.
-func (l *Limiter) report(ctx context.Context, m mode, key string, r Rule, res Result, err error, latency time.Duration, cached bool) {
-	o := &l.cfg.observer
-	if o.hook == nil && o.logger == nil || m == modeReset {
-		return
-	}
-	if o.hook != nil {
-		d := Decision{
-			Op: string(m), Key: key, Allowed: res.Allowed, Limit: res.Limit, Granted: res.Granted,
-			Remaining: res.Remaining, RetryAfter: res.RetryAfter, Latency: latency, Cached: cached, Err: err,
-		}
-		if lim, ok := r.(Limit); ok && err != nil {
-			d.Limit = lim
-		}
-		o.hook(ctx, d)
-	}
-	if o.logger != nil && err != nil {
-		o.logger.LogAttrs(ctx, slog.LevelWarn, "ratelimit: no decision",
-			slog.String("op", string(m)), slog.String("key", key), slog.String("error", err.Error()))
-	}
 }
 
 // callError wraps a failed script call, joining ctx's error when the

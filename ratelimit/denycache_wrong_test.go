@@ -235,7 +235,7 @@ func TestHookMarksAnswersFromTheDenyCacheAndGivesThemNoLatency(t *testing.T) {
 	for i, d := range all {
 		if d.Cached {
 			cachedN++
-			if d.Latency != 0 || d.Allowed {
+			if d.Latency != 0 || d.Outcome != ratelimit.OutcomeRejected {
 				t.Errorf("decision %d from the cache: %+v; want rejected with no latency", i, d)
 			}
 		} else if d.Latency <= 0 {

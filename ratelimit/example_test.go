@@ -171,10 +171,10 @@ func ExampleWithHook() {
 	var mu sync.Mutex
 	rejected := map[string]int{}
 	limiter, err := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}),
-		ratelimit.WithHook(func(_ context.Context, d ratelimit.Decision) {
-			if d.Err == nil && !d.Allowed {
+		ratelimit.WithHook(func(_ context.Context, e ratelimit.Event) {
+			if e.Outcome == ratelimit.OutcomeRejected {
 				mu.Lock()
-				rejected[d.Limit.Name()]++
+				rejected[e.Limit.Name()]++
 				mu.Unlock()
 			}
 		}))
@@ -194,24 +194,26 @@ func ExampleWithLogger() {
 	_ = limiter
 }
 
-// A hook sees each decision with the binding limit's name.
-func ExampleDecision() {
-	hook := func(_ context.Context, d ratelimit.Decision) {
-		switch {
-		case d.Err != nil:
-			fmt.Printf("%s %s: no decision: %v\n", d.Op, d.Key, d.Err)
-		case d.Allowed:
-			fmt.Printf("%s %s: allowed by %s, %d left\n", d.Op, d.Key, d.Limit.Name(), d.Remaining)
-		default:
-			fmt.Printf("%s %s: rejected by %s, retry after %v\n", d.Op, d.Key, d.Limit.Name(), d.RetryAfter)
+// A hook sees each decision with its outcome and the binding limit's name.
+func ExampleEvent() {
+	hook := func(_ context.Context, e ratelimit.Event) {
+		switch e.Outcome {
+		case ratelimit.OutcomeAllowed:
+			fmt.Printf("%s %s: allowed by %s, %d left\n", e.Op, e.Key, e.Limit.Name(), e.Remaining)
+		case ratelimit.OutcomeRejected:
+			fmt.Printf("%s %s: rejected by %s, retry after %v\n", e.Op, e.Key, e.Limit.Name(), e.RetryAfter)
+		default: // error; expired or settled, for a Commit or Cancel
+			fmt.Printf("%s %s: %s: %v\n", e.Op, e.Key, e.Outcome, e.Err)
 		}
 	}
 	perMinute := ratelimit.SlidingLog(100, time.Minute).Named("per-minute")
-	hook(context.Background(), ratelimit.Decision{Op: "allow", Key: "user:42", Allowed: true, Limit: perMinute, Remaining: 99})
-	hook(context.Background(), ratelimit.Decision{Op: "allow", Key: "user:42", Limit: perMinute, RetryAfter: 1500 * time.Millisecond})
+	hook(context.Background(), ratelimit.Event{Op: ratelimit.OpAllow, Outcome: ratelimit.OutcomeAllowed, Key: "user:42", Limit: perMinute, Granted: 1, Remaining: 99})
+	hook(context.Background(), ratelimit.Event{Op: ratelimit.OpAllow, Outcome: ratelimit.OutcomeRejected, Key: "user:42", Limit: perMinute, RetryAfter: 1500 * time.Millisecond})
+	hook(context.Background(), ratelimit.Event{Op: ratelimit.OpCommit, Outcome: ratelimit.OutcomeExpired, Key: "user:42", Err: ratelimit.ErrExpired})
 	// Output:
 	// allow user:42: allowed by per-minute, 99 left
 	// allow user:42: rejected by per-minute, retry after 1.5s
+	// commit user:42: expired: ratelimit: reservation expired
 }
 
 // At start-up, check that the ACL user may run every command ratelimit

@@ -17,16 +17,16 @@ import (
 
 type decisions struct {
 	mu  sync.Mutex
-	all []ratelimit.Decision
+	all []ratelimit.Event
 }
 
-func (d *decisions) hook(_ context.Context, x ratelimit.Decision) {
+func (d *decisions) hook(_ context.Context, x ratelimit.Event) {
 	d.mu.Lock()
 	d.all = append(d.all, x)
 	d.mu.Unlock()
 }
 
-func (d *decisions) take() []ratelimit.Decision {
+func (d *decisions) take() []ratelimit.Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := d.all
@@ -59,20 +59,20 @@ func TestHookSeesAllowedAndRejectedWithTheBindingLimitsName(t *testing.T) {
 		t.Fatalf("hook saw %d decisions, want 4: %+v", len(all), all)
 	}
 	type row struct {
-		op        string
-		allowed   bool
+		op        ratelimit.Op
+		outcome   ratelimit.Outcome
 		limit     string
 		remaining int
 		granted   int
 	}
 	want := []row{
-		{"allow", true, "burst", 1, 1},
-		{"allow", true, "burst", 0, 1},
-		{"allow", false, "burst", 0, 0},
-		{"peek", true, "hourly", 98, 0},
+		{ratelimit.OpAllow, ratelimit.OutcomeAllowed, "burst", 1, 1},
+		{ratelimit.OpAllow, ratelimit.OutcomeAllowed, "burst", 0, 1},
+		{ratelimit.OpAllow, ratelimit.OutcomeRejected, "burst", 0, 0},
+		{ratelimit.OpPeek, ratelimit.OutcomeAllowed, "hourly", 98, 0},
 	}
 	for i, d := range all {
-		r := row{d.Op, d.Allowed, d.Limit.Name(), d.Remaining, d.Granted}
+		r := row{d.Op, d.Outcome, d.Limit.Name(), d.Remaining, d.Granted}
 		if r != want[i] || d.Key != "user:1" || d.Latency <= 0 || d.Err != nil {
 			t.Errorf("decision %d: %+v, want %+v", i, d, want[i])
 		}
@@ -113,7 +113,7 @@ func TestHookAndLoggerSeeARedisErrorAndTheLoggerNothingElse(t *testing.T) {
 	if len(all) != 3 {
 		t.Fatalf("hook saw %d decisions, want 3", len(all))
 	}
-	if e := all[2]; e.Err != err || e.Allowed || e.Limit.Name() != "one" {
+	if e := all[2]; e.Err != err || e.Outcome != ratelimit.OutcomeError || e.Limit.Name() != "one" {
 		t.Fatalf("failed decision %+v, want the call's error %v and limit one", e, err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -137,6 +137,73 @@ func TestWithHookAndWithLoggerRefuseNil(t *testing.T) {
 	for _, o := range []ratelimit.Option{ratelimit.WithHook(nil), ratelimit.WithLogger(nil)} {
 		if _, err := ratelimit.New(s.Client(t), o); !errors.Is(err, ratelimit.ErrInvalidOption) {
 			t.Fatalf("got %v, want ErrInvalidOption", err)
+		}
+	}
+}
+
+// A Commit or Cancel the server refuses is a verdict on the reservation,
+// not a Redis failure: it reaches the hook as OutcomeExpired or
+// OutcomeSettled with its error, and only a call with no answer is
+// OutcomeError. (As a Decision, all three were an Err, told apart by
+// nothing a metric could count on.)
+func TestRefusedSettlementsReachTheHookAsExpiredOrSettledNotAsErrors(t *testing.T) {
+	clk := newClock(epoch)
+	var got decisions
+	c, l := limiter(t, redistest.Start(t), ratelimit.WithPinnedClockForTests(clk.Now), ratelimit.WithHook(got.hook))
+	var lose loseReply
+	c.AddHook(&lose)
+	ctx := context.Background()
+	lim := ratelimit.SlidingLog(10, time.Hour)
+
+	// Committed on the server, its reply lost; the Cancel that follows
+	// finds it settled the other way.
+	a := reserve(t, l, "k", lim, 4, time.Minute)
+	lose.armed.Store(true)
+	if _, err := a.Commit(ctx, 2); !errors.Is(err, errLost) {
+		t.Fatalf("commit with its reply lost: %v", err)
+	}
+	if _, err := a.Cancel(ctx); !errors.Is(err, ratelimit.ErrSettled) {
+		t.Fatalf("cancel after a commit: %v, want ErrSettled", err)
+	}
+	// Past its expiry.
+	b := reserve(t, l, "k", lim, 1, time.Minute)
+	clk.Set(b.Expires)
+	if _, err := b.Commit(ctx, 1); !errors.Is(err, ratelimit.ErrExpired) {
+		t.Fatalf("commit past the expiry: %v, want ErrExpired", err)
+	}
+	// More than reserved, and more than fits: 2 charged by a's commit, d
+	// reserves 1, and of the 9 above it 7 fit: 8 charged in all.
+	d := reserve(t, l, "k", lim, 1, time.Minute)
+	if res, err := d.Commit(ctx, 10); err != nil || res.Allowed || res.Granted != 8 {
+		t.Fatalf("commit of 10 with 7 left beside its 1: %+v, %v; want 8 charged, not allowed", res, err)
+	}
+
+	type row struct {
+		op      ratelimit.Op
+		outcome ratelimit.Outcome
+		granted int
+		err     error
+	}
+	want := []row{
+		{ratelimit.OpReserve, ratelimit.OutcomeAllowed, 4, nil},
+		{ratelimit.OpCommit, ratelimit.OutcomeError, 0, errLost},
+		{ratelimit.OpCancel, ratelimit.OutcomeSettled, 0, ratelimit.ErrSettled},
+		{ratelimit.OpReserve, ratelimit.OutcomeAllowed, 1, nil},
+		{ratelimit.OpCommit, ratelimit.OutcomeExpired, 0, ratelimit.ErrExpired},
+		{ratelimit.OpReserve, ratelimit.OutcomeAllowed, 1, nil},
+		{ratelimit.OpCommit, ratelimit.OutcomeRejected, 8, nil},
+	}
+	all := got.take()
+	if len(all) != len(want) {
+		t.Fatalf("hook saw %d events, want %d: %+v", len(all), len(want), all)
+	}
+	for i, e := range all {
+		w := want[i]
+		if e.Op != w.op || e.Outcome != w.outcome || e.Granted != w.granted || !errors.Is(e.Err, w.err) || (w.err == nil) != (e.Err == nil) {
+			t.Errorf("event %d: %s %s granted %d err %v; want %s %s granted %d err %v", i, e.Op, e.Outcome, e.Granted, e.Err, w.op, w.outcome, w.granted, w.err)
+		}
+		if e.Key != "k" || e.Latency <= 0 || e.Limit != lim {
+			t.Errorf("event %d: key %q latency %v limit %v", i, e.Key, e.Latency, e.Limit)
 		}
 	}
 }

@@ -69,7 +69,7 @@ func WithPinnedClockForTests(now func() time.Time) Option {
 // Limit and a Policy of that one Limit are different rules. A Policy
 // rejected while one of its limits still has room goes to the server
 // every time. Peek is never answered from the cache. Answers from the
-// cache reach the hook marked Decision.Cached, with no latency.
+// cache reach the hook marked Event.Cached, with no latency.
 //
 // Waits are measured on this process's clock from when the rejection's
 // reply arrived. The server decided before its reply left, so a cached

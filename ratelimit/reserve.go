@@ -40,7 +40,8 @@ var (
 	ErrExpired = errors.New("ratelimit: reservation expired")
 )
 
-// The operations of reservations, as Decision.Op and in errors.
+// The operations of reservations, as Event.Op (OpReserve, OpCommit,
+// OpCancel) and in errors.
 const (
 	modeReserve mode = "reserve"
 	modeCommit  mode = "commit"

@@ -293,9 +293,9 @@ func TestCrashedReserverGivesBackByTheTTL(t *testing.T) {
 // forgets what a give-back of this Limiter made stale.
 func TestReservationsReachTheHookAndTheDenyCache(t *testing.T) {
 	clk := newClock(epoch)
-	var seen []ratelimit.Decision
+	var seen []ratelimit.Event
 	_, l := limiter(t, redistest.Start(t), ratelimit.WithPinnedClockForTests(clk.Now), ratelimit.WithDenyCache(8),
-		ratelimit.WithHook(func(_ context.Context, d ratelimit.Decision) { seen = append(seen, d) }))
+		ratelimit.WithHook(func(_ context.Context, e ratelimit.Event) { seen = append(seen, e) }))
 	ctx := context.Background()
 	lim := ratelimit.GCRA(3, time.Hour, 3)
 	a := reserve(t, l, "k", lim, 3, time.Minute)
@@ -312,11 +312,11 @@ func TestReservationsReachTheHookAndTheDenyCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, d := range seen {
-		got = append(got, fmt.Sprintf("%s %v %d cached=%v", d.Op, d.Allowed, d.Granted, d.Cached))
+	for _, e := range seen {
+		got = append(got, fmt.Sprintf("%s %s %d cached=%v", e.Op, e.Outcome, e.Granted, e.Cached))
 	}
-	want := []string{"reserve true 3 cached=false", "reserve false 0 cached=false", "reserve false 0 cached=true",
-		"commit true 1 cached=false", "reserve true 1 cached=false", "cancel true 0 cached=false"}
+	want := []string{"reserve allowed 3 cached=false", "reserve rejected 0 cached=false", "reserve rejected 0 cached=true",
+		"commit allowed 1 cached=false", "reserve allowed 1 cached=false", "cancel allowed 0 cached=false"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("the hook saw\n %v\nwant\n %v", got, want)
 	}

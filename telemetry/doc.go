@@ -1,11 +1,15 @@
 // Package telemetry turns the hooks of this repository's primitives into
 // OpenTelemetry metrics and spans. It is a module of its own so that lock,
-// fence, pgfence, ratelimit and election require no OpenTelemetry.
+// fence, pgfence, ratelimit, semaphore and election require no
+// OpenTelemetry.
 //
 // Make one Telemetry per process with New, then pass its options to each
 // primitive's constructor:
 //
-//   - Lock for lock.New, RateLimit for ratelimit.New, Fence for fence.New;
+//   - Lock for lock.New, RateLimit for ratelimit.New, Fence for fence.New,
+//     Semaphore for semaphore.New;
+//   - HTTPRateHook for httprate.Config.Hook (the rate-limit middleware's
+//     outcomes, failing open and closed among them);
 //   - pgfencetel.Hook for pgfence (a package of its own, so that this one
 //     does not pull in PostgreSQL's driver);
 //   - ElectionHook for election.Config.Hook (attempts, renewals, the epoch,
@@ -22,6 +26,12 @@
 //   - ratelimit.decisions, ratelimit.decision.duration, by
 //     ratelimit.operation, ratelimit.outcome and ratelimit.limit.name, and
 //     ratelimit.cached on answers from the deny cache (counted, not timed);
+//   - httprate.requests, httprate.decision.duration, by httprate.outcome
+//     (allowed, rejected, failed_open, failed_closed, error) and
+//     ratelimit.limit.name;
+//   - semaphore.operation.duration, semaphore.wait.duration,
+//     semaphore.hold.duration, semaphore.lost, by semaphore.operation,
+//     semaphore.outcome, semaphore.lost.cause;
 //   - fence.writes, fence.write.duration, by fence.store, fence.operation,
 //     fence.outcome (accepted; stale: the refusal that kept a stale holder
 //     out; error: no verdict) and, for PostgreSQL, fence.table;
@@ -34,19 +44,24 @@
 //     election.renewal.duration by election.outcome, and election.epoch,
 //     the latest term's epoch.
 //
-// Lock names (WithLockNames) and user keys (WithKeys) are attributes only
-// when asked for: each distinct value is a time series of its own.
+// Lock names (WithLockNames), semaphore names (WithSemaphoreNames) and user
+// keys (WithKeys) are attributes only when asked for: each distinct value
+// is a time series of its own.
 //
 // # Spans
 //
 // Each call gets a span under the caller's span (the parent is taken from
 // the call's context): "lock.acquire", "lock.wait", "lock.extend",
 // "lock.release", "lock.force_release", "ratelimit.allow",
-// "ratelimit.take", "ratelimit.peek", "fence.write" and, with
-// ElectionHook, "election.attempt" and "election.renew", with the outcome,
-// the fencing token (lock.token, fence.token, fence.highest) and, on
-// failure, the error and status Error. A hook runs after the call, so each
-// span is recorded afterwards with the call's start and end times.
+// "ratelimit.take", "ratelimit.peek", "ratelimit.reserve",
+// "ratelimit.commit", "ratelimit.cancel", "semaphore.acquire",
+// "semaphore.wait", "semaphore.extend", "semaphore.release", "fence.write"
+// and, with ElectionHook, "election.attempt" and "election.renew", with the
+// outcome, the fencing token (lock.token, semaphore.token, fence.token,
+// fence.highest) and, on failure, the error and status Error. A hook runs
+// after the call, so each span is recorded afterwards with the call's start
+// and end times. HTTPRateHook records no spans: the limiter's, under the
+// request's span, cover its call.
 //
 // # Cost
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net/http"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,6 +16,8 @@ import (
 	"github.com/redis-primitives/go/fence"
 	"github.com/redis-primitives/go/lock"
 	"github.com/redis-primitives/go/ratelimit"
+	"github.com/redis-primitives/go/ratelimit/httprate"
+	"github.com/redis-primitives/go/semaphore"
 	"github.com/redis-primitives/go/telemetry"
 )
 
@@ -36,8 +39,43 @@ func Example() {
 	locker, _ := lock.New(rdb, tel.Lock())
 	limiter, _ := ratelimit.New(rdb, tel.RateLimit())
 	store, _ := fence.New(rdb, tel.Fence())
+	issuer, _ := semaphore.New(rdb, tel.Semaphore())
 	leader, _ := election.New(rdb, election.Config{Name: "reports", Observer: tel.Election("reports")})
-	_, _, _, _ = locker, limiter, store, leader
+	_, _, _, _, _ = locker, limiter, store, issuer, leader
+}
+
+// The rate-limit middleware's outcomes, failing open among them, counted
+// by httprate.requests; the limiter's own decisions by ratelimit.decisions.
+func ExampleTelemetry_HTTPRateHook() {
+	tel, err := telemetry.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}), tel.RateLimit())
+	m, err := httprate.New(httprate.Config{
+		Limiter:     limiter,
+		Policy:      ratelimit.Policy{ratelimit.SlidingLog(100, time.Minute).Named("minute")},
+		Key:         func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil },
+		Unavailable: httprate.FailOpen,
+		Hook:        tel.HTTPRateHook(),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = m.Handler(http.NotFoundHandler())
+}
+
+// An Issuer's acquires, waits, renewals, releases and losses as metrics and
+// spans.
+func ExampleTelemetry_Semaphore() {
+	tel, err := telemetry.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	issuer, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}), tel.Semaphore())
+	_ = issuer.WithPermit(context.Background(), "render-workers", 4, time.Minute, func(ctx context.Context, p *semaphore.Permit) error {
+		return nil // the work, under permit p
+	})
 }
 
 // Lock names as attributes, for a Locker with a few fixed names.
@@ -48,6 +86,16 @@ func ExampleWithLockNames() {
 	}
 	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}), tel.Lock())
 	_, _ = locker.Acquire(context.Background(), "nightly-report", time.Minute)
+}
+
+// Semaphore names as attributes, for an Issuer with a few fixed names.
+func ExampleWithSemaphoreNames() {
+	tel, err := telemetry.New(telemetry.WithSemaphoreNames())
+	if err != nil {
+		log.Fatal(err)
+	}
+	issuer, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}), tel.Semaphore())
+	_, _ = issuer.Acquire(context.Background(), "render-workers", 4, time.Minute)
 }
 
 // Keep your own callbacks next to the Observer's.

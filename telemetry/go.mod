@@ -10,6 +10,7 @@ require (
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis-primitives/go/lock v0.1.0
 	github.com/redis-primitives/go/ratelimit v0.1.0
+	github.com/redis-primitives/go/semaphore v0.1.0
 	github.com/redis/go-redis/v9 v9.7.3
 	go.opentelemetry.io/otel v1.44.0
 	go.opentelemetry.io/otel/metric v1.44.0

@@ -10,8 +10,8 @@ import (
 
 // Attribute keys of ratelimit metrics and spans.
 const (
-	AttrRateLimitOperation = attribute.Key("ratelimit.operation")  // allow, take, peek, reserve, commit or cancel
-	AttrRateLimitOutcome   = attribute.Key("ratelimit.outcome")    // allowed, rejected or error
+	AttrRateLimitOperation = attribute.Key("ratelimit.operation")  // ratelimit.Op: allow, take, peek, reserve, commit or cancel
+	AttrRateLimitOutcome   = attribute.Key("ratelimit.outcome")    // ratelimit.Outcome: allowed, rejected, expired, settled or error
 	AttrRateLimitLimit     = attribute.Key("ratelimit.limit.name") // the binding limit's Name
 	AttrRateLimitKey       = attribute.Key("ratelimit.key")        // only WithKeys
 	AttrRateLimitRemaining = attribute.Key("ratelimit.remaining")  // spans
@@ -30,29 +30,24 @@ const (
 // It sets the Limiter's hook (ratelimit.WithHook): one Limiter has one
 // hook, and an option given after this one replaces it.
 func (t *Telemetry) RateLimit() ratelimit.Option {
-	return ratelimit.WithHook(t.rateLimitDecision)
+	return ratelimit.WithHook(t.rateLimitEvent)
 }
 
 type rateLimitKind struct {
-	op, outcome, limit string
-	named, cached      bool
+	op            ratelimit.Op
+	outcome       ratelimit.Outcome
+	limit         string
+	named, cached bool
 }
 
-func (t *Telemetry) rateLimitDecision(ctx context.Context, d ratelimit.Decision) {
-	outcome := "allowed"
-	switch {
-	case d.Err != nil:
-		outcome = "error"
-	case !d.Allowed:
-		outcome = "rejected"
-	}
-	k := rateLimitKind{op: d.Op, outcome: outcome, named: d.Limit != (ratelimit.Limit{}), cached: d.Cached}
+func (t *Telemetry) rateLimitEvent(ctx context.Context, e ratelimit.Event) {
+	k := rateLimitKind{op: e.Op, outcome: e.Outcome, named: e.Limit != (ratelimit.Limit{}), cached: e.Cached}
 	if k.named {
-		k.limit = d.Limit.Name()
+		k.limit = e.Limit.Name()
 	}
 	build := func() *attrs {
 		kvs := make([]attribute.KeyValue, 0, 5)
-		kvs = append(kvs, AttrRateLimitOperation.String(k.op), AttrRateLimitOutcome.String(k.outcome))
+		kvs = append(kvs, AttrRateLimitOperation.String(string(k.op)), AttrRateLimitOutcome.String(string(k.outcome)))
 		if k.named {
 			kvs = append(kvs, AttrRateLimitLimit.String(k.limit))
 		}
@@ -60,9 +55,9 @@ func (t *Telemetry) rateLimitDecision(ctx context.Context, d ratelimit.Decision)
 			kvs = append(kvs, AttrRateLimitCached.Bool(true))
 		}
 		if t.cfg.keys {
-			kvs = append(kvs, AttrRateLimitKey.String(d.Key))
+			kvs = append(kvs, AttrRateLimitKey.String(e.Key))
 		}
-		return newAttrs("ratelimit."+k.op, kvs...)
+		return newAttrs("ratelimit."+string(k.op), kvs...)
 	}
 	var a *attrs
 	if t.cfg.keys {
@@ -71,12 +66,12 @@ func (t *Telemetry) rateLimitDecision(ctx context.Context, d ratelimit.Decision)
 		a = t.rlCache.get(k, build)
 	}
 	t.rlDecisions.Add(ctx, 1, a.add...)
-	if !d.Cached {
-		t.rlDuration.Record(ctx, d.Latency.Seconds(), a.record...)
+	if !e.Cached {
+		t.rlDuration.Record(ctx, e.Latency.Seconds(), a.record...)
 	}
 	var extra []attribute.KeyValue
-	if d.Err == nil {
-		extra = []attribute.KeyValue{AttrRateLimitRemaining.Int(d.Remaining)}
+	if e.Err == nil {
+		extra = []attribute.KeyValue{AttrRateLimitRemaining.Int(e.Remaining)}
 	}
-	t.span(ctx, a.span, d.Latency, d.Err, a.spanAttrs(extra...))
+	t.span(ctx, a.span, e.Latency, e.Err, a.spanAttrs(extra...))
 }

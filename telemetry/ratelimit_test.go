@@ -2,6 +2,8 @@ package telemetry_test
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,5 +103,37 @@ func TestRateLimitAnswersFromTheDenyCacheAreMarkedAndNotTimed(t *testing.T) {
 	}
 	if got := o.value(t, "ratelimit.decision.duration", op, rejected, name); got != 1 {
 		t.Errorf("ratelimit.decision.duration{rejected} count %d, want 1: the server's", got)
+	}
+}
+
+// A Commit past the reservation's expiry is the server's verdict, counted
+// as expired: counted as error, it raised the alarm on Redis failures.
+func TestRateLimitExpiredCommitIsCountedAsExpiredNotAsError(t *testing.T) {
+	s := redistest.Start(t)
+	o := newOtel(t)
+	var mu sync.Mutex
+	now := time.UnixMilli(1_750_000_000_000)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithPinnedClockForTests(clock), o.RateLimit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rs, err := l.Reserve(ctx, "user:1", ratelimit.SlidingLog(10, time.Hour).Named("hourly"), 2, time.Minute)
+	if err != nil || !rs.Result.Allowed {
+		t.Fatal(rs, err)
+	}
+	mu.Lock()
+	now = rs.Expires
+	mu.Unlock()
+	if _, err := rs.Commit(ctx, 1); !errors.Is(err, ratelimit.ErrExpired) {
+		t.Fatalf("commit past the expiry: %v, want ErrExpired", err)
+	}
+	op, out, name := telemetry.AttrRateLimitOperation.String("commit"), telemetry.AttrRateLimitOutcome, telemetry.AttrRateLimitLimit.String("hourly")
+	if got := o.value(t, "ratelimit.decisions", op, out.String("expired"), name); got != 1 {
+		t.Errorf("ratelimit.decisions{commit, expired} = %d, want 1", got)
+	}
+	if got := o.value(t, "ratelimit.decisions", op, out.String("error"), name); got != 0 {
+		t.Errorf("ratelimit.decisions{commit, error} = %d, want 0", got)
 	}
 }

@@ -24,10 +24,11 @@ var ErrInvalidOption = errors.New("telemetry: invalid option")
 type Option func(*config) error
 
 type config struct {
-	mp        metric.MeterProvider
-	tp        trace.TracerProvider
-	lockNames bool
-	keys      bool
+	mp             metric.MeterProvider
+	tp             trace.TracerProvider
+	lockNames      bool
+	semaphoreNames bool
+	keys           bool
 }
 
 // WithMeterProvider sets where the metrics go (default: otel's global
@@ -61,6 +62,13 @@ func WithLockNames() Option {
 	return func(c *config) error { c.lockNames = true; return nil }
 }
 
+// WithSemaphoreNames adds the semaphore's name (attribute semaphore.name)
+// to semaphore metrics and spans. Off by default, for the reason of
+// WithLockNames.
+func WithSemaphoreNames() Option {
+	return func(c *config) error { c.semaphoreNames = true; return nil }
+}
+
 // WithKeys adds the caller's keys to metrics and spans: ratelimit.key, and
 // fence.key (a fence key, or a pgfence row id). Off by default, for the
 // same reason as WithLockNames, and more so: rate-limit keys are usually
@@ -69,8 +77,9 @@ func WithKeys() Option {
 	return func(c *config) error { c.keys = true; return nil }
 }
 
-// Telemetry turns the hooks of lock, ratelimit, fence, pgfence (through
-// package pgfencetel) and election into OpenTelemetry metrics and spans.
+// Telemetry turns the hooks of lock, ratelimit and its middleware httprate,
+// semaphore, fence, pgfence (through package pgfencetel) and election into
+// OpenTelemetry metrics and spans.
 // Make one per process and share it; it is safe for concurrent use.
 type Telemetry struct {
 	cfg    config
@@ -83,6 +92,14 @@ type Telemetry struct {
 	rlDecisions metric.Int64Counter
 	rlDuration  metric.Float64Histogram
 	rlCache     cache[rateLimitKind]
+
+	semaphoreDuration, semaphoreWait, semaphoreHold metric.Float64Histogram
+	semaphoreLost                                   metric.Int64Counter
+	semaphoreCache                                  cache[semaphoreKind]
+
+	httpRateRequests metric.Int64Counter
+	httpRateDuration metric.Float64Histogram
+	httpRateCache    cache[httpRateKind]
 
 	fenceWrites   metric.Int64Counter
 	fenceDuration metric.Float64Histogram
@@ -133,8 +150,14 @@ func New(opts ...Option) (*Telemetry, error) {
 	t.lockWait = hist("lock.wait.duration", "Time AcquireWait took, waiting included, by outcome.")
 	t.lockHold = hist("lock.hold.duration", "How long a lease was held, from its acquire to its release, by release outcome.")
 	t.lockLost = count("lock.lost", "{lease}", "Leases given up while held, by cause (not_held: found gone; deadline: no renewal in time).")
-	t.rlDecisions = count("ratelimit.decisions", "{decision}", "Rate-limit decisions, by outcome (allowed, rejected, error) and binding limit.")
+	t.rlDecisions = count("ratelimit.decisions", "{decision}", "Rate-limit decisions, by operation, outcome (allowed, rejected, expired, settled, error) and binding limit.")
 	t.rlDuration = hist("ratelimit.decision.duration", "Duration of rate-limit decisions, by outcome and binding limit.")
+	t.semaphoreDuration = hist("semaphore.operation.duration", "Duration of semaphore operations (acquire, extend, release), by outcome.")
+	t.semaphoreWait = hist("semaphore.wait.duration", "Time AcquireWait took, waiting included, by outcome.")
+	t.semaphoreHold = hist("semaphore.hold.duration", "How long a permit was held, from its grant to its release, by release outcome.")
+	t.semaphoreLost = count("semaphore.lost", "{permit}", "Permits given up while held, by cause (not_held: found gone; deadline: no renewal in time).")
+	t.httpRateRequests = count("httprate.requests", "{request}", "Requests the rate-limit middleware decided on, by outcome (allowed, rejected, failed_open, failed_closed, error) and binding limit.")
+	t.httpRateDuration = hist("httprate.decision.duration", "Duration of the rate-limit middleware's limiter calls, by outcome and binding limit.")
 	t.fenceWrites = count("fence.writes", "{write}", "Fenced writes, by outcome (accepted; stale: refused for a token below the highest; error: no verdict).")
 	t.fenceDuration = hist("fence.write.duration", "Duration of fenced writes, by outcome.")
 	t.electionTransitions = count("election.transitions", "{transition}", "Role transitions of this node (elected, demoted, follower) and the leader changes it saw (leader_changed), by election.")

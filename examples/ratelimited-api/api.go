@@ -57,8 +57,11 @@ func newAPI(redisAddr, prefix string) (*api, error) {
 		Policy:  policy,
 		Key:     keyOf(byIP),
 		Timeout: 100 * time.Millisecond,
-		// An outage of Redis should not take the API down with it.
+		// An outage of Redis should not take the API down with it, and
+		// should show: httprate.requests counts the requests served
+		// unmetered as failed_open, beside allowed and rejected.
 		Unavailable: httprate.FailOpen,
+		Hook:        tel.HTTPRateHook(),
 	})
 	if err != nil {
 		c.Close()

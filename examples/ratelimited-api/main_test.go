@@ -170,6 +170,20 @@ func TestMetricsCountRejectionsByTheLimitThatRefused(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", decisions, c.labels, got, c.want)
 		}
 	}
+	// The middleware's view of the same requests, by what it did with them.
+	const requests = "httprate_requests_total"
+	for _, c := range []struct {
+		labels map[string]string
+		want   float64
+	}{
+		{map[string]string{"httprate_outcome": "rejected", "ratelimit_limit_name": "burst"}, 2},
+		{map[string]string{"httprate_outcome": "allowed"}, 8},
+		{map[string]string{"httprate_outcome": "failed_open"}, 0},
+	} {
+		if got, _ := scrape.Sum(requests, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", requests, c.labels, got, c.want)
+		}
+	}
 	if got, found := scrape.Sum("ratelimit_decision_duration_seconds", map[string]string{"ratelimit_outcome": "rejected"}); !found || got != 2 {
 		t.Errorf("ratelimit_decision_duration_seconds{rejected} count %v (found %v), want 2", got, found)
 	}

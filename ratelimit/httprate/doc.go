@@ -42,9 +42,10 @@
 //   - Limited: writes the 429 response instead of the problem+json default.
 //   - LegacyHeaders: X-RateLimit-Limit, -Remaining and -Reset as well, for
 //     the clients and gateways that still read them.
-//   - OnDecision: told about every request that is not skipped, with its
-//     Outcome (allowed, rejected, failed open, failed closed, error), key,
-//     binding limit, remaining and latency, for metrics and traces.
+//   - Hook: told about every request that is not skipped, as an Event
+//     with the request's context: its Outcome (allowed, rejected,
+//     failed_open, failed_closed, error), key, cost, binding limit,
+//     remaining, latency and error, for metrics and traces.
 //   - Logger: a *slog.Logger for what an operator acts on (failing open or
 //     closed, a request that cannot be metered). Nothing is logged without
 //     one.

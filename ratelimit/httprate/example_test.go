@@ -1,6 +1,7 @@
 package httprate_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -277,7 +278,7 @@ func ExampleLegacyHeaders() {
 	// Output: GET / 200 X-RateLimit-Limit: 50 X-RateLimit-Remaining: 49 X-RateLimit-Reset: 1
 }
 
-func ExampleDecision() {
+func ExampleEvent() {
 	m, err := httprate.New(httprate.Config{
 		Limiter: limiter,
 		Policy: ratelimit.Policy{
@@ -285,10 +286,11 @@ func ExampleDecision() {
 			ratelimit.SlidingCounter(1000, 24*time.Hour).Named("day"),
 		},
 		Key: func(*http.Request) (string, error) { return "example-decision", nil },
-		// Metrics, traces or audit logs: every decision with its facts.
-		OnDecision: func(r *http.Request, d httprate.Decision) {
-			fmt.Printf("%s key=%s limit=%s remaining=%d measured=%t\n",
-				d.Outcome, d.Key, d.Result.Limit.Name(), d.Result.Remaining, d.Latency > 0)
+		// Metrics, traces or audit logs: every decision with its facts, and
+		// the request's context (its span, for a trace).
+		Hook: func(_ context.Context, e httprate.Event) {
+			fmt.Printf("%s %s key=%s limit=%s remaining=%d measured=%t\n",
+				e.Request.Method, e.Outcome, e.Key, e.Result.Limit.Name(), e.Result.Remaining, e.Latency > 0)
 		},
 	})
 	if err != nil {
@@ -299,22 +301,9 @@ func ExampleDecision() {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 	}
 	// Output:
-	// allowed key=example-decision limit=minute remaining=1 measured=true
-	// allowed key=example-decision limit=minute remaining=0 measured=true
-	// rejected key=example-decision limit=minute remaining=0 measured=true
-}
-
-func ExampleOutcome_String() {
-	for _, o := range []httprate.Outcome{httprate.OutcomeAllowed, httprate.OutcomeRejected,
-		httprate.OutcomeFailedOpen, httprate.OutcomeFailedClosed, httprate.OutcomeError} {
-		fmt.Println(o)
-	}
-	// Output:
-	// allowed
-	// rejected
-	// failed_open
-	// failed_closed
-	// error
+	// GET allowed key=example-decision limit=minute remaining=1 measured=true
+	// GET allowed key=example-decision limit=minute remaining=0 measured=true
+	// GET rejected key=example-decision limit=minute remaining=0 measured=true
 }
 
 // With a Logger, an operator sees the limiter failing open or closed (and

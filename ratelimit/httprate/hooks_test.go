@@ -2,6 +2,7 @@ package httprate_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,12 +60,12 @@ func byHeader(name string) func(*http.Request) (string, error) {
 func TestSkippedRequestsNeitherCallRedisNorCount(t *testing.T) {
 	skip := func(r *http.Request) bool { return r.URL.Path == "/healthz" }
 	decisions := 0
-	onDecision := func(*http.Request, httprate.Decision) { decisions++ }
+	hook := func(context.Context, httprate.Event) { decisions++ }
 
 	// Redis down and failing closed: only a request that reaches Redis fails.
 	m, err := httprate.New(httprate.Config{
 		Limiter: unreachable(t), Policy: ratelimit.Policy{ratelimit.SlidingLog(1, time.Minute)},
-		Key: byHeader("X-Key"), Skip: skip, Unavailable: httprate.FailClosed, OnDecision: onDecision,
+		Key: byHeader("X-Key"), Skip: skip, Unavailable: httprate.FailClosed, Hook: hook,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestSkippedRequestsNeitherCallRedisNorCount(t *testing.T) {
 		t.Fatalf("skipped request with Redis down: %s, RateLimit %q", resp.Status, resp.Header.Get("RateLimit"))
 	}
 	if decisions != 0 {
-		t.Fatalf("OnDecision told about a skipped request")
+		t.Fatalf("Hook told about a skipped request")
 	}
 	if resp := do(m.Handler(okHandler), "/", "X-Key", "k"); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("request that is not skipped, Redis down, failing closed: %s", resp.Status)
@@ -112,13 +113,13 @@ func TestCostCountsOneRequestAsManyAllOrNone(t *testing.T) {
 		t.Fatal(err)
 	}
 	policy := ratelimit.Policy{ratelimit.SlidingLog(10, time.Minute).Named("rows")}
-	var last httprate.Decision
+	var last httprate.Event
 	m, err := httprate.New(httprate.Config{
 		Limiter: l, Policy: policy, Key: byHeader("X-Key"),
 		Cost: func(r *http.Request) (int, error) {
 			return strconv.Atoi(r.Header.Get("X-Rows"))
 		},
-		OnDecision: func(_ *http.Request, d httprate.Decision) { last = d },
+		Hook: func(_ context.Context, e httprate.Event) { last = e },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +224,7 @@ func TestLegacyHeadersDescribeTheBindingLimit(t *testing.T) {
 	}
 }
 
-func TestOnDecisionAndLoggerSeeEveryOutcome(t *testing.T) {
+func TestHookAndLoggerSeeEveryOutcome(t *testing.T) {
 	s := redistest.Start(t)
 	up, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()))
 	if err != nil {
@@ -234,14 +235,19 @@ func TestOnDecisionAndLoggerSeeEveryOutcome(t *testing.T) {
 
 	var (
 		mu   sync.Mutex
-		seen []httprate.Decision
+		seen []httprate.Event
+		ctxs []context.Context
 		logs bytes.Buffer
 	)
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
 	cfg := func(l *ratelimit.Limiter, mode httprate.Unavailable) httprate.Config {
 		return httprate.Config{
 			Limiter: l, Policy: policy, Key: byHeader("X-Key"), Unavailable: mode, Logger: logger,
-			OnDecision: func(_ *http.Request, d httprate.Decision) { mu.Lock(); seen = append(seen, d); mu.Unlock() },
+			Hook: func(ctx context.Context, e httprate.Event) {
+				mu.Lock()
+				seen, ctxs = append(seen, e), append(ctxs, ctx)
+				mu.Unlock()
+			},
 		}
 	}
 	handler := func(c httprate.Config) http.Handler {
@@ -271,6 +277,9 @@ func TestOnDecisionAndLoggerSeeEveryOutcome(t *testing.T) {
 		}
 		if d.Outcome != httprate.OutcomeError && (d.Latency <= 0 || d.Key != "k" || d.Cost != 1) {
 			t.Fatalf("decision %d (%v): latency %v key %q cost %d", i, d.Outcome, d.Latency, d.Key, d.Cost)
+		}
+		if d.Request == nil || d.Request.URL.Path != "/" || ctxs[i] != d.Request.Context() {
+			t.Fatalf("decision %d (%v): request %v, context not the request's", i, d.Outcome, d.Request)
 		}
 	}
 	if seen[0].Result.Remaining != 0 || !seen[0].Result.Allowed || seen[1].Result.Allowed {

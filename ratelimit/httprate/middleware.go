@@ -63,7 +63,7 @@ type Config struct {
 	Cost func(*http.Request) (int, error)
 	// Skip, if set, exempts the requests it returns true for (health
 	// checks, internal callers): they are served with no call to Redis, no
-	// rate-limit headers and no report to OnDecision.
+	// rate-limit headers and no report to Hook.
 	Skip func(*http.Request) bool
 	// Limited, if set, writes the response to a rejected request instead of
 	// the default 429 application/problem+json body. The rate-limit headers
@@ -81,14 +81,14 @@ type Config struct {
 	// Unavailable is the policy when Redis fails or times out. The zero
 	// value is FailOpen.
 	Unavailable Unavailable
-	// OnError, if set, is told about every failure to decide (store errors,
-	// key and cost errors). OnDecision is told about them too.
-	OnError func(*http.Request, error)
-	// OnDecision, if set, is told about every request that is not skipped,
-	// before its response is written: allowed, rejected, served unmetered
-	// (failed open), refused with 503 (failed closed) or refused with 500
-	// (not metered). It runs on the request's goroutine: keep it short.
-	OnDecision func(*http.Request, Decision)
+	// Hook, if set, is told about every request that is not skipped, with
+	// the request's context, before its response is written: allowed,
+	// rejected, served unmetered (failed open), refused with 503 (failed
+	// closed) or refused with 500 (not metered), and for the last three the
+	// error in Event.Err. It runs on the request's goroutine: keep it
+	// short. A metrics adapter plugs in here (module telemetry's
+	// HTTPRateHook).
+	Hook func(ctx context.Context, e Event)
 	// Logger, if set, receives a record for each request served unmetered
 	// or refused with 503 (level Warn) and each that could not be metered
 	// (level Error). Rejections are not logged: they are the limiter
@@ -134,9 +134,9 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		d := m.decide(r)
-		m.observe(r, &d)
-		switch d.Outcome {
+		e := m.decide(r)
+		m.observe(r.Context(), &e)
+		switch e.Outcome {
 		case OutcomeError:
 			problem(w, http.StatusInternalServerError, "Internal Server Error", "the request could not be metered")
 		case OutcomeFailedClosed:
@@ -145,32 +145,32 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		case OutcomeFailedOpen:
 			next.ServeHTTP(w, r)
 		case OutcomeAllowed:
-			m.setFields(w.Header(), d.Result)
+			m.setFields(w.Header(), e.Result)
 			next.ServeHTTP(w, r)
 		case OutcomeRejected:
 			h := w.Header()
-			m.setFields(h, d.Result)
-			h.Set("Retry-After", strconv.FormatInt(seconds(d.Result.RetryAfter), 10))
+			m.setFields(h, e.Result)
+			h.Set("Retry-After", strconv.FormatInt(seconds(e.Result.RetryAfter), 10))
 			if m.cfg.Limited != nil {
-				m.cfg.Limited(w, r, d.Result)
+				m.cfg.Limited(w, r, e.Result)
 				return
 			}
 			problem(w, http.StatusTooManyRequests, "Too Many Requests",
-				fmt.Sprintf("rate limit %q exceeded; retry after %v", d.Result.Limit.Name(), d.Result.RetryAfter))
+				fmt.Sprintf("rate limit %q exceeded; retry after %v", e.Result.Limit.Name(), e.Result.RetryAfter))
 		}
 	})
 }
 
 // decide asks the limiter about r.
-func (m *Middleware) decide(r *http.Request) Decision {
+func (m *Middleware) decide(r *http.Request) Event {
 	key, err := m.cfg.Key(r)
 	if err != nil {
-		return Decision{Outcome: OutcomeError, Err: err}
+		return Event{Outcome: OutcomeError, Request: r, Err: err}
 	}
 	cost := 1
 	if m.cfg.Cost != nil {
 		if cost, err = m.cfg.Cost(r); err != nil {
-			return Decision{Outcome: OutcomeError, Key: key, Err: err}
+			return Event{Outcome: OutcomeError, Request: r, Key: key, Err: err}
 		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), m.cfg.Timeout)
@@ -181,24 +181,24 @@ func (m *Middleware) decide(r *http.Request) Decision {
 	} else {
 		res, err = m.cfg.Limiter.AllowN(ctx, key, m.cfg.Policy, cost)
 	}
-	d := Decision{Key: key, Cost: cost, Latency: time.Since(start), Err: err}
+	e := Event{Request: r, Key: key, Cost: cost, Latency: time.Since(start), Err: err}
 	cancel()
 	switch {
 	case err == nil && res.Allowed:
-		d.Outcome, d.Result = OutcomeAllowed, res
+		e.Outcome, e.Result = OutcomeAllowed, res
 	case err == nil:
-		d.Outcome, d.Result = OutcomeRejected, res
+		e.Outcome, e.Result = OutcomeRejected, res
 	case refused(err):
 		// Not an outage: the request itself cannot be metered (an empty
 		// key, a cost no limit can admit). Serving it would let a client
 		// opt out of the limit by sending what maps to no key.
-		d.Outcome = OutcomeError
+		e.Outcome = OutcomeError
 	case m.cfg.Unavailable == FailClosed:
-		d.Outcome = OutcomeFailedClosed
+		e.Outcome = OutcomeFailedClosed
 	default:
-		d.Outcome = OutcomeFailedOpen
+		e.Outcome = OutcomeFailedOpen
 	}
-	return d
+	return e
 }
 
 // setFields sets the rate-limit headers of a decided request.

@@ -22,7 +22,7 @@ import (
 type served struct {
 	srv   *httptest.Server
 	calls atomic.Int64
-	errs  atomic.Value // last error given to OnError
+	errs  atomic.Value // last error in an Event given to Hook
 }
 
 func serve(t *testing.T, s *redistest.Server, cfg httprate.Config, tune ...func(*redis.Options)) *served {
@@ -39,7 +39,11 @@ func serve(t *testing.T, s *redistest.Server, cfg httprate.Config, tune ...func(
 			t.Fatal(err)
 		}
 	}
-	cfg.OnError = func(_ *http.Request, err error) { out.errs.Store(err) }
+	cfg.Hook = func(_ context.Context, e httprate.Event) {
+		if e.Err != nil {
+			out.errs.Store(e.Err)
+		}
+	}
 	m, err := httprate.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +147,7 @@ func TestMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *testing.T) {
 			}
 			err, _ := sv.errs.Load().(error)
 			if !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatalf("OnError got %v, want a deadline error", err)
+				t.Fatalf("Hook got %v, want a deadline error", err)
 			}
 			switch mode {
 			case httprate.FailOpen:

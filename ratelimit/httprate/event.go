@@ -1,6 +1,7 @@
 package httprate
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -8,49 +9,36 @@ import (
 	"github.com/redis-primitives/go/ratelimit"
 )
 
-// An Outcome is what the middleware did with a request.
-type Outcome int
+// Outcome is what the middleware did with a request, in an Event.
+type Outcome string
 
+// The outcomes an Event reports.
 const (
 	// OutcomeAllowed: the limiter admitted the request; it was served.
-	OutcomeAllowed Outcome = iota + 1
+	OutcomeAllowed Outcome = "allowed"
 	// OutcomeRejected: a limit was spent; the request got 429 (or what
 	// Config.Limited wrote).
-	OutcomeRejected
+	OutcomeRejected Outcome = "rejected"
 	// OutcomeFailedOpen: the limiter could not decide (Redis failed or
 	// timed out) and Config.Unavailable is FailOpen: the request was served
 	// unmetered.
-	OutcomeFailedOpen
+	OutcomeFailedOpen Outcome = "failed_open"
 	// OutcomeFailedClosed: the limiter could not decide and
 	// Config.Unavailable is FailClosed: the request got 503.
-	OutcomeFailedClosed
+	OutcomeFailedClosed Outcome = "failed_closed"
 	// OutcomeError: the request could not be metered (the key or cost
 	// function failed, or the limiter refused the key or cost as input): it
 	// got 500, whatever Config.Unavailable says.
-	OutcomeError
+	OutcomeError Outcome = "error"
 )
 
-// String returns "allowed", "rejected", "failed_open", "failed_closed" or
-// "error", for logs and metric attributes.
-func (o Outcome) String() string {
-	switch o {
-	case OutcomeAllowed:
-		return "allowed"
-	case OutcomeRejected:
-		return "rejected"
-	case OutcomeFailedOpen:
-		return "failed_open"
-	case OutcomeFailedClosed:
-		return "failed_closed"
-	case OutcomeError:
-		return "error"
-	}
-	return "unknown"
-}
-
-// A Decision is what Config.OnDecision is told about one request.
-type Decision struct {
+// Event is what Config.Hook is told about one request that is not
+// skipped, with the request's context.
+type Event struct {
 	Outcome Outcome
+	// Request is the request decided on, for its method, route or
+	// headers.
+	Request *http.Request
 	// Key is what Config.Key returned; empty when it failed.
 	Key string
 	// Cost is how many requests the request counted for (1 without
@@ -69,13 +57,10 @@ type Decision struct {
 	Err error
 }
 
-// observe tells the hooks and the logger about d.
-func (m *Middleware) observe(r *http.Request, d *Decision) {
-	if d.Err != nil && m.cfg.OnError != nil {
-		m.cfg.OnError(r, d.Err)
-	}
-	if m.cfg.OnDecision != nil {
-		m.cfg.OnDecision(r, *d)
+// observe tells the hook and the logger about e.
+func (m *Middleware) observe(ctx context.Context, e *Event) {
+	if m.cfg.Hook != nil {
+		m.cfg.Hook(ctx, *e)
 	}
 	if m.cfg.Logger == nil {
 		return
@@ -84,7 +69,7 @@ func (m *Middleware) observe(r *http.Request, d *Decision) {
 		level = slog.LevelWarn
 		msg   string
 	)
-	switch d.Outcome {
+	switch e.Outcome {
 	case OutcomeFailedOpen:
 		msg = "httprate: rate limiter unavailable, serving the request unmetered"
 	case OutcomeFailedClosed:
@@ -94,10 +79,11 @@ func (m *Middleware) observe(r *http.Request, d *Decision) {
 	default:
 		return // decisions are the limiter working: not an operator's event
 	}
-	m.cfg.Logger.LogAttrs(r.Context(), level, msg,
-		slog.String("outcome", d.Outcome.String()),
+	r := e.Request
+	m.cfg.Logger.LogAttrs(ctx, level, msg,
+		slog.String("outcome", string(e.Outcome)),
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
-		slog.Duration("latency", d.Latency),
-		slog.Any("error", d.Err))
+		slog.Duration("latency", e.Latency),
+		slog.Any("error", e.Err))
 }
