@@ -42,10 +42,17 @@ const maxPerCall = 256
 // older than the Batcher's is not sent in another node's batch.lua call.
 // A Ring places keys by a hash of its own that go-redis does not expose,
 // so its decisions are not grouped; nor are those of a client this
-// package does not know (a test double need not run Lua).
+// package does not know (a test double need not run Lua). Nor are those
+// of a client adapter's client on a Cluster (rueidisadapter,
+// valkeyadapter): its client routes each call by its slot and follows an
+// ASK, which batch.lua must not (luascripts.NewWithoutAsk), so each
+// decision goes as its own call, in the batch's pipeline.
 func batchExec(client any) luascripts.Exec {
 	switch c := client.(type) {
 	case *redis.Client:
+		if a := luascripts.AdapterOf(c); a != nil && a.Cluster() {
+			return nil
+		}
 		return func(ctx context.Context, newPipeline func() redis.Pipeliner, calls []luascripts.Call) {
 			sendBatch(ctx, newPipeline, calls, func(context.Context, string) (any, error) { return nil, nil })
 		}

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // AcquireWait takes a permit as Acquire does, waiting for as long as ctx
@@ -49,17 +49,8 @@ func (s *Issuer) wait(ctx context.Context, name string, capacity int, ttl time.D
 	// trip. The subscription's confirmation is the first wake-up: the
 	// attempt it triggers marks the semaphore, so a release between the
 	// refusal above and the subscription is not missed.
-	sub := s.client.Subscribe(ctx, s.cfg.channel(name))
-	wake := sub.ChannelWithSubscriptions(redis.WithChannelHealthCheckInterval(0))
-	defer func() {
-		_ = sub.Close()
-		// go-redis's reader may be blocked handing over a notification
-		// (for up to a minute once the channel's buffer is full, as it is
-		// when many releases came while this waiter was busy). Draining
-		// frees it; it closes wake once it sees the subscription closed.
-		for range wake {
-		}
-	}()
+	wake, stop := luascripts.Subscribe(ctx, s.client, s.cfg.channel(name))
+	defer stop()
 
 	fallback := s.cfg.waitMin
 	timer := time.NewTimer(time.Hour)
