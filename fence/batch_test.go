@@ -25,7 +25,7 @@ func TestBatchedFencedWritesOf300GoroutinesNeverLetALowerTokenThrough(t *testing
 	s := redistest.Start(t)
 	c := s.Client(t, func(o *redis.Options) { o.PoolSize = 8 })
 	sizes := &redistest.PipelineCount{}
-	c.AddHook(sizes)
+	redistest.AddHook(c, sizes)
 	store, err := fence.New(c, fence.WithBatching(64))
 	if err != nil {
 		t.Fatal(err)

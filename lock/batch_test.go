@@ -23,7 +23,7 @@ func TestBatchedAcquiresOf500GoroutinesNeverDoubleHold(t *testing.T) {
 	s := redistest.Start(t)
 	c := client(t, s, func(o *redis.Options) { o.PoolSize = 8 })
 	sizes := &redistest.PipelineCount{}
-	c.AddHook(sizes)
+	redistest.AddHook(c, sizes)
 	l := newLockerOn(t, s, c, lock.WithBatching(64))
 
 	const goroutines, names, attempts = 500, 20, 30

@@ -97,7 +97,7 @@ func TestBatchingAdmitsExactlyTheLimitPerKeyTo500Goroutines(t *testing.T) {
 			if err := ratelimit.LoadBatchScript(context.Background(), c); err != nil {
 				t.Fatal(err)
 			}
-			c.AddHook(hook)
+			redistest.AddHook(c, hook)
 			warm(t, func(ctx context.Context) error { return c.Ping(ctx).Err() }, 100)
 			var mu sync.Mutex
 			admitted := map[string]int{}
@@ -190,7 +190,7 @@ func TestBatchingHonoursEachCallsDeadlineWhileItsBatchWaits(t *testing.T) {
 	relay := redistest.StartRelay(t, s.Addr())
 	hook := &pipelines{started: make(chan struct{}, 1)}
 	c := s.Client(t, func(o *redis.Options) { o.Addr = relay.Addr(); o.PoolSize = 10 })
-	c.AddHook(hook)
+	redistest.AddHook(c, hook)
 	l, err := ratelimit.New(c, ratelimit.WithPrefix(s.Prefix()+"rl:"), ratelimit.WithBatching(16))
 	if err != nil {
 		t.Fatal(err)

@@ -87,7 +87,7 @@ func (h *batchCalls) reset() {
 func hooked(h *batchCalls) func(*redis.Options) *redis.Client {
 	return func(o *redis.Options) *redis.Client {
 		c := redis.NewClient(o)
-		c.AddHook(h)
+		redistest.AddHook(c, h)
 		return c
 	}
 }
@@ -161,7 +161,7 @@ func TestBatchedDecisionsAreOneScriptCallPerBatchOnOneServer(t *testing.T) {
 	rule := ratelimit.Policy{ratelimit.GCRA(1_000_000, time.Second, 1_000_000), ratelimit.SlidingCounter(1_000_000, time.Minute)}
 	allow(t, l, "warm", rule)
 	hook := &batchCalls{}
-	c.AddHook(hook)
+	redistest.AddHook(c, hook)
 	before := scriptCalls(t, c)
 	stop := make(chan struct{})
 	o, wait := hammer(l, 100, func(g, i int) string { return "u" + strconv.Itoa((g*7919+i)%1000) }, rule, stop)

@@ -158,7 +158,7 @@ func TestCachedRetryAfterIsNeverShorterThanTheServersAfterALatencySpike(t *testi
 			s := redistest.Start(t, redistest.Own())
 			var slow slowHook
 			c, cached := limiter(t, s, ratelimit.WithDenyCache(16))
-			c.AddHook(&slow)
+			redistest.AddHook(c, &slow)
 			_, server := limiter(t, s)
 			ctx := context.Background()
 			for round := range 3 {
@@ -264,7 +264,7 @@ func TestDenyCacheAnswersAsTheServerOnRandomTraces(t *testing.T) {
 			spike := &clockSpike{clk: clk}
 			var seen decisions
 			w := newTwinOn(t, clk, sclk, ratelimit.WithHook(seen.hook))
-			w.c.AddHook(spike)
+			redistest.AddHook(w.c, spike)
 			rng := rand.New(rand.NewPCG(seed, 7))
 			ctx := context.Background()
 			for step := range 1500 {
@@ -350,7 +350,7 @@ func TestCachedRejectionOutlivesTheServersByAtMostTheRepliesTimeInFlight(t *test
 	s := redistest.Start(t, redistest.Own())
 	var slow slowReply
 	c, cached := limiter(t, s, ratelimit.WithDenyCache(16))
-	c.AddHook(&slow)
+	redistest.AddHook(c, &slow)
 	_, server := limiter(t, s)
 	ctx := context.Background()
 	lim := ratelimit.GCRA(4, 400*time.Millisecond, 2)

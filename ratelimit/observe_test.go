@@ -86,6 +86,7 @@ func TestHookSeesAllowedAndRejectedWithTheBindingLimitsName(t *testing.T) {
 // limit, and logged; rejections are not logged, and nothing is logged
 // without WithLogger, not even to slog's default logger.
 func TestHookAndLoggerSeeARedisErrorAndTheLoggerNothingElse(t *testing.T) {
+	redistest.GoRedisOnly(t, "closing a go-redis client (an adapter's client runs on the other client, which closes it)")
 	var def bytes.Buffer
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&def, &slog.HandlerOptions{Level: slog.LevelDebug})))
@@ -151,7 +152,7 @@ func TestRefusedSettlementsReachTheHookAsExpiredOrSettledNotAsErrors(t *testing.
 	var got decisions
 	c, l := limiter(t, redistest.Start(t), ratelimit.WithPinnedClockForTests(clk.Now), ratelimit.WithHook(got.hook))
 	var lose loseReply
-	c.AddHook(&lose)
+	redistest.AddHook(c, &lose)
 	ctx := context.Background()
 	lim := ratelimit.SlidingLog(10, time.Hour)
 

@@ -461,7 +461,7 @@ func TestReservationsDisagreeWithTheModelOnRandomTraces(t *testing.T) {
 				clk := newClock(epoch)
 				c, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
 				var lose loseReply
-				c.AddHook(&lose)
+				redistest.AddHook(c, &lose)
 				key := fmt.Sprintf("%s-%d", name, trace)
 				md := newModel(rule)
 				burst := int64(math.MaxInt64)

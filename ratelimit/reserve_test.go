@@ -54,7 +54,7 @@ func wantRemaining(t *testing.T, l *ratelimit.Limiter, key string, r ratelimit.R
 func TestRetriedCommitChargesOnce(t *testing.T) {
 	c, l := limiter(t, redistest.Start(t))
 	var lose loseReply
-	c.AddHook(&lose)
+	redistest.AddHook(c, &lose)
 	ctx := context.Background()
 	p := three(10)
 	rs := reserve(t, l, "tenant", p, 8, time.Minute)

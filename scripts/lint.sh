@@ -7,6 +7,7 @@ unformatted=$(gofmt -l $(git ls-files '*.go'; git ls-files --others --exclude-st
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; status=1
 fi
+scripts/gen-valkeyadapter.sh --check || status=1
 for dir in $(scripts/modules.sh); do
 	echo "== $dir"
 	(cd "$dir" && go vet ./...) || status=1

@@ -22,6 +22,18 @@ for dir in lock fence; do
 		failed+=("$dir (batched)")
 	fi
 done
+# The adapter passes: the primitives' suites once more on each other
+# client, through its adapter (REDISTEST_CLIENT, read by the fixtures'
+# Client methods), so that each guarantee is also tested on rueidis and
+# valkey-go with their default options.
+for client in rueidis valkey; do
+	for dir in lock fence fence/pgfence ratelimit semaphore election; do
+		echo "== $dir, on $client"
+		if ! (cd "$dir" && REDISTEST_CLIENT=$client go test -race -count=1 "$@" ./...); then
+			failed+=("$dir (on $client)")
+		fi
+	done
+done
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAIL: ${failed[*]}"
 	exit 1

@@ -196,7 +196,7 @@ func TestSentinelFailoversLetStaleWritesIntoPostgresOnlyWhenTokensGoBack(t *test
 		for n := range pgWorkers {
 			calls := &acquireCalls{h: h}
 			c := sen.Client(t)
-			c.AddHook(calls)
+			redistest.AddHook(c, calls)
 			e, err := election.New(c, election.Config{
 				Name: fmt.Sprintf("pg%d", di), NodeID: fmt.Sprintf("e%dn%d", di, n),
 				TTL: electionTTL, RenewInterval: electionRenew, RetryInterval: electionRenew,

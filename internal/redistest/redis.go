@@ -115,9 +115,7 @@ func (s *Server) Client(t testing.TB, tune ...func(*redis.Options)) *redis.Clien
 	for _, f := range tune {
 		f(opt)
 	}
-	c := redis.NewClient(opt)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return newClient(t, opt)
 }
 
 func startExternal(t testing.TB, addr, prefix string) *Server {

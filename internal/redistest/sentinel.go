@@ -184,9 +184,7 @@ func (s *Sentinel) Client(t testing.TB, tune ...func(*redis.FailoverOptions)) *r
 	for _, f := range tune {
 		f(opt)
 	}
-	c := redis.NewFailoverClient(opt)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return newFailoverClient(t, opt)
 }
 
 // Primary returns the data server the sentinels agree is the primary.

@@ -44,6 +44,7 @@ type pair struct {
 
 func newPair(t *testing.T, s *redistest.Server, prefix string) pair {
 	t.Helper()
+	redistest.GoRedisOnly(t, "a client that ignores context deadlines (the waits run with one that has passed)")
 	clk := ratelimittest.NewClock(epoch)
 	// Context deadlines do not bound the client's I/O here: the traces'
 	// waits run on a context whose deadline has passed (passed below).

@@ -1,0 +1,167 @@
+package redistest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/redis-primitives/go/rueidisadapter"
+	"github.com/redis-primitives/go/valkeyadapter"
+)
+
+// The client the fixtures' Client methods make is the one REDISTEST_CLIENT
+// names: go-redis (the default, or empty), rueidis or valkey (valkey-go),
+// whose clients are wrapped by rueidisadapter and valkeyadapter: scripts/test.sh runs the primitives' suites
+// once more with each adapter, so that each guarantee is also tested on
+// the other client. The go-redis options a test tunes are carried over
+// where the other client has them (address, user, password, database,
+// dial and write timeouts); the rest (retries, pool sizes) are go-redis's
+// own, and a test about them is go-redis's only (see GoRedisOnly).
+
+// ClientKind returns the client REDISTEST_CLIENT names: "go-redis",
+// "rueidis" or "valkey".
+func ClientKind() string {
+	switch k := os.Getenv("REDISTEST_CLIENT"); k {
+	case "", "go-redis":
+		return "go-redis"
+	default:
+		return k
+	}
+}
+
+// GoRedisOnly skips t unless the fixtures make go-redis clients: t tests
+// go-redis's own options or hooks (retries, pool size, AddHook), which an
+// adapter's client does not have. why says which.
+func GoRedisOnly(t testing.TB, why string) {
+	t.Helper()
+	if k := ClientKind(); k != "go-redis" {
+		t.Skipf("REDISTEST_CLIENT=%s: %s is go-redis's own", k, why)
+	}
+}
+
+// newClient returns the client of opt that REDISTEST_CLIENT names, closed
+// when t ends.
+func newClient(t testing.TB, opt *redis.Options) *redis.Client {
+	t.Helper()
+	if ClientKind() == "go-redis" {
+		c := redis.NewClient(opt)
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	return adapted(t, rueidis.ClientOption{
+		InitAddress:       []string{opt.Addr},
+		Username:          opt.Username,
+		Password:          opt.Password,
+		SelectDB:          opt.DB,
+		Dialer:            dialer(opt.DialTimeout),
+		ConnWriteTimeout:  opt.WriteTimeout,
+		ForceSingleClient: true,
+	})
+}
+
+// newFailoverClient is newClient for a Sentinel-monitored primary.
+func newFailoverClient(t testing.TB, opt *redis.FailoverOptions) *redis.Client {
+	t.Helper()
+	if ClientKind() == "go-redis" {
+		c := redis.NewFailoverClient(opt)
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	return adapted(t, rueidis.ClientOption{
+		InitAddress:      opt.SentinelAddrs,
+		Username:         opt.Username,
+		Password:         opt.Password,
+		SelectDB:         opt.DB,
+		Dialer:           dialer(opt.DialTimeout),
+		ConnWriteTimeout: opt.WriteTimeout,
+		Sentinel: rueidis.SentinelOption{
+			MasterSet: opt.MasterName,
+			Username:  opt.SentinelUsername,
+			Password:  opt.SentinelPassword,
+			Dialer:    dialer(opt.DialTimeout),
+		},
+	})
+}
+
+// adapted returns the adapter's go-redis client of a client made with o,
+// both closed when t ends.
+func adapted(t testing.TB, o rueidis.ClientOption) *redis.Client {
+	t.Helper()
+	o.DisableCache = true // client-side caching is not what the primitives use
+	var (
+		c   *redis.Client
+		err error
+	)
+	switch k := ClientKind(); k {
+	case "rueidis":
+		var rc rueidis.Client
+		if rc, err = rueidis.NewClient(o); err == nil {
+			t.Cleanup(rc.Close)
+			c, err = rueidisadapter.New(rc)
+		}
+	case "valkey":
+		var vc valkey.Client
+		if vc, err = valkey.NewClient(valkeyOption(o)); err == nil {
+			t.Cleanup(vc.Close)
+			c, err = valkeyadapter.New(vc)
+		}
+	default:
+		err = fmt.Errorf("REDISTEST_CLIENT=%s: not a client the fixtures know (go-redis, rueidis, valkey)", k)
+	}
+	if err != nil {
+		t.Fatalf("redistest: %s client: %v", ClientKind(), err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// valkeyOption is o for valkey-go, whose options are rueidis's.
+func valkeyOption(o rueidis.ClientOption) valkey.ClientOption {
+	return valkey.ClientOption{
+		InitAddress:       o.InitAddress,
+		Username:          o.Username,
+		Password:          o.Password,
+		SelectDB:          o.SelectDB,
+		Dialer:            o.Dialer,
+		ConnWriteTimeout:  o.ConnWriteTimeout,
+		ForceSingleClient: o.ForceSingleClient,
+		DisableCache:      o.DisableCache,
+		Sentinel: valkey.SentinelOption{
+			MasterSet: o.Sentinel.MasterSet,
+			Username:  o.Sentinel.Username,
+			Password:  o.Sentinel.Password,
+			Dialer:    o.Sentinel.Dialer,
+		},
+	}
+}
+
+// dialer is a dialer with go-redis's dial timeout (5 s when unset).
+func dialer(timeout time.Duration) net.Dialer {
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	return net.Dialer{Timeout: timeout}
+}
+
+// AddHook adds h to c as go-redis's AddHook does: on an adapter's client,
+// with the adapter's AddHook, which runs h around the adapter's calls (the
+// client's own AddHook cannot).
+func AddHook(c *redis.Client, h redis.Hook) {
+	switch ClientKind() {
+	case "rueidis":
+		if err := rueidisadapter.AddHook(c, h); err == nil {
+			return
+		}
+	case "valkey":
+		if err := valkeyadapter.AddHook(c, h); err == nil {
+			return
+		}
+	}
+	c.AddHook(h)
+}
