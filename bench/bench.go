@@ -6,6 +6,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/redis-primitives/go/rueidisadapter"
+	"github.com/redis-primitives/go/valkeyadapter"
 )
 
 // runner holds one run's clients.
@@ -28,6 +33,28 @@ func (r *runner) client() *redis.Client {
 	})
 	r.clients = append(r.clients, c)
 	return c
+}
+
+// rueidisClient returns a go-redis client whose commands run on a rueidis
+// client of the server with its defaults (auto-pipelining; client-side
+// caching off, which the primitives do not use), through rueidisadapter.
+func (r *runner) rueidisClient() (*redis.Client, error) {
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{r.addr}, DisableCache: true})
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, rc.Close)
+	return rueidisadapter.New(rc)
+}
+
+// valkeyClient is rueidisClient on valkey-go, through valkeyadapter.
+func (r *runner) valkeyClient() (*redis.Client, error) {
+	vc, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{r.addr}, DisableCache: true})
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, vc.Close)
+	return valkeyadapter.New(vc)
 }
 
 func (r *runner) close() {

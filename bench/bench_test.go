@@ -15,22 +15,27 @@ import (
 // The tables a report must hold, each with every row. A run that drops a
 // library, an algorithm or the limit fails here, whatever its speed.
 var wantRows = map[string][]string{
-	bench.TableLockMany:      {bench.NameOursLock, bench.NameOursLockBatch, bench.NameRueidislock, bench.NameRedislock, bench.NameRedsync, bench.NameLimit},
-	bench.TableLockHot:       {bench.NameOursLock, bench.NameOursLockBatch, bench.NameRueidislock, bench.NameRedislock, bench.NameRedsync},
+	bench.TableLockMany:      {bench.NameOursLock, bench.NameOursLockBatch, bench.NameOursLockRueidis, bench.NameOursLockRueidisBatch, bench.NameOursLockValkey, bench.NameRueidislock, bench.NameRedislock, bench.NameRedsync, bench.NameLimit},
+	bench.TableLockHot:       {bench.NameOursLock, bench.NameOursLockBatch, bench.NameOursLockRueidis, bench.NameOursLockRueidisBatch, bench.NameOursLockValkey, bench.NameRueidislock, bench.NameRedislock, bench.NameRedsync},
 	bench.TableSemaphoreMany: {bench.NameOursSemaphore, bench.NameOursLock, bench.NameNaiveSemaphore},
 }
 
 var limiterRows = []string{bench.NameOursLog, bench.NameOursCounter, bench.NameOursGCRA, bench.NameOursPolicy, bench.NameOursDeny, bench.NameOursBatch, bench.NameOursReserve, bench.NameRedisRate, bench.NameUlule}
 
+// adapterRows are our GCRA through the client adapters: in the throughput
+// tables, not in the memory table (their keys are GCRA's).
+var adapterRows = []string{bench.NameOursGCRARueidis, bench.NameOursGCRARueidisBatch, bench.NameOursGCRAValkey}
+
 func init() {
+	throughput := append(append([]string(nil), limiterRows...), adapterRows...)
 	for _, id := range []string{bench.TableLimitHotAdmit, bench.TableLimitManyAdmit, bench.TableLimitHotReject, bench.TableLimitManyReject} {
-		wantRows[id] = limiterRows
+		wantRows[id] = throughput
 	}
-	wantRows[bench.TableLimitLongKeys] = limiterRows
+	wantRows[bench.TableLimitLongKeys] = throughput
 	for _, q := range []string{"5/1h0m0s", "100/1m0s", "1000000000/1s"} {
 		wantRows[bench.TableLimitSweep+q] = []string{bench.NameOursCounter, bench.NameOursGCRA, bench.NameOursBatch, bench.NameRedisRate}
 	}
-	wantRows[bench.TableLimitManyAdmit] = append(append([]string(nil), limiterRows...), bench.NameLimitP16)
+	wantRows[bench.TableLimitManyAdmit] = append(append([]string(nil), throughput...), bench.NameLimitP16)
 }
 
 // A quick run end to end against a fixture server must produce every
@@ -143,8 +148,8 @@ func TestQuickRunReportsEveryRowOfEveryTable(t *testing.T) {
 		}
 	}
 
-	if len(rep.Targets) != 30 {
-		t.Errorf("%d targets, want 30 (6 lock, 18 limiter, 4 memory, 2 election)", len(rep.Targets))
+	if len(rep.Targets) != 31 {
+		t.Errorf("%d targets, want 31 (7 lock, 18 limiter, 4 memory, 2 election)", len(rep.Targets))
 	}
 
 	var out bytes.Buffer

@@ -59,6 +59,24 @@ type limiterImpl struct {
 	// prefix is where its keys go in Redis, for the memory measurement.
 	keyPattern func(prefix string) string
 	make       func(c *redis.Client, prefix string, q quota) (allower, error)
+	// newClient, when set, makes the impl's client (an adapter's) instead
+	// of the runner's go-redis client.
+	newClient func() (*redis.Client, error)
+}
+
+// adapterLimiterImpls are our GCRA through the client adapters, measured
+// in the throughput tables only (their keys and scripts are GCRA's).
+func (r *runner) adapterLimiterImpls() []limiterImpl {
+	via := func(name, note, as string, newClient func() (*redis.Client, error)) limiterImpl {
+		return limiterImpl{name: name, note: note, newClient: newClient,
+			keyPattern: func(prefix string) string { return prefix + "*" },
+			make:       oursAllower(as)}
+	}
+	return []limiterImpl{
+		via(NameOursGCRARueidis, "GCRA(n, window, burst n) through rueidisadapter (rueidis defaults)", NameOursGCRA, r.rueidisClient),
+		via(NameOursGCRARueidisBatch, "the same, WithBatching(64)", NameOursBatch, r.rueidisClient),
+		via(NameOursGCRAValkey, "GCRA(n, window, burst n) through valkeyadapter (valkey-go defaults)", NameOursGCRA, r.valkeyClient),
+	}
 }
 
 func ourRule(name string, q quota) ratelimit.Rule {
@@ -203,8 +221,14 @@ func (r *runner) limiterCases(ctx context.Context) ([]*benchCase, error) {
 	for _, sc := range r.limiterScenarios() {
 		cases = append(cases, &benchCase{id: sc.id, title: sc.title, unit: "requests/s", okUnit: "admitted/s", ref: NameRedisRate})
 	}
-	for _, im := range limiterImpls() {
+	for _, im := range append(limiterImpls(), r.adapterLimiterImpls()...) {
 		c := r.client()
+		if im.newClient != nil {
+			var err error
+			if c, err = im.newClient(); err != nil {
+				return nil, fmt.Errorf("bench: %s: %w", im.name, err)
+			}
+		}
 		for si, sc := range r.limiterScenarios() {
 			if sc.only != nil && !slices.Contains(sc.only, im.name) {
 				continue

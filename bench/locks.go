@@ -145,6 +145,30 @@ func (r *runner) lockCases(ctx context.Context) ([]*benchCase, error) {
 			make: func(c *redis.Client, prefix string) (locker, error) {
 				return oursLockerWith(c, lock.WithPrefix(prefix), lock.WithBatching(64))
 			}},
+		{name: NameOursLockRueidis, prefix: "oursrueidis:", note: "the same, through rueidisadapter (rueidis defaults)",
+			make: func(_ *redis.Client, prefix string) (locker, error) {
+				c, err := r.rueidisClient()
+				if err != nil {
+					return nil, err
+				}
+				return oursLocker(c, prefix)
+			}},
+		{name: NameOursLockRueidisBatch, prefix: "oursrueidisbatch:", note: "through rueidisadapter, WithBatching(64)",
+			make: func(_ *redis.Client, prefix string) (locker, error) {
+				c, err := r.rueidisClient()
+				if err != nil {
+					return nil, err
+				}
+				return oursLockerWith(c, lock.WithPrefix(prefix), lock.WithBatching(64))
+			}},
+		{name: NameOursLockValkey, prefix: "oursvalkey:", note: "Acquire + Release through valkeyadapter (valkey-go defaults)",
+			make: func(_ *redis.Client, prefix string) (locker, error) {
+				c, err := r.valkeyClient()
+				if err != nil {
+					return nil, err
+				}
+				return oursLocker(c, prefix)
+			}},
 		{name: NameRueidislock, prefix: "rueidislock:", note: "TryWithContext + cancel (defaults: 2 of 3 keys, auto-pipelining)",
 			make: func(_ *redis.Client, prefix string) (locker, error) { return r.rueidislockLocker(prefix) }},
 		{name: NameRedislock, prefix: "redislock:", note: "Obtain (no retry) + Release",

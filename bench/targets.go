@@ -61,6 +61,8 @@ func targets(cases []*benchCase, rep *Report) []Target {
 			ratio(cases, TableLockHot, NameOursLockBatch, NameRueidislock), 1.0),
 		atLeast("lock + batching, many keys: acquire+release rate ÷ redislock's",
 			ratio(cases, TableLockMany, NameOursLockBatch, NameRedislock), 1.5),
+		atLeast("lock on rueidis, many keys: acquire+release rate ÷ rueidislock's",
+			ratio(cases, TableLockMany, NameOursLockRueidis, NameRueidislock), 1.0),
 	}
 	short := map[string]string{
 		TableLimitHotAdmit: "1 hot key, admitting", TableLimitManyAdmit: "many keys, admitting",
