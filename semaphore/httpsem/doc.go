@@ -27,5 +27,5 @@
 // an Event with the request's context: its Outcome (admitted, full,
 // failed_open, failed_closed, error), the request, key, the permit's token
 // or the number in flight, the acquire's latency and its error, for
-// metrics and traces.
+// metrics and traces. Module telemetry's HTTPSemHook is one.
 package httpsem

@@ -65,7 +65,8 @@ type Config struct {
 	// written: admitted, refused with 429 (full), served without a permit
 	// (failed open), refused with 503 (failed closed) or refused with 500
 	// (not counted), and for the last four the error in Event.Err. It runs
-	// on the request's goroutine: keep it short.
+	// on the request's goroutine: keep it short. A metrics adapter plugs in
+	// here (module telemetry's HTTPSemHook).
 	Hook func(ctx context.Context, e Event)
 }
 
