@@ -10,6 +10,8 @@
 //     Semaphore for semaphore.New;
 //   - HTTPRateHook for httprate.Config.Hook (the rate-limit middleware's
 //     outcomes, failing open and closed among them);
+//   - HTTPSemHook for httpsem.Config.Hook (the concurrency-limit
+//     middleware's outcomes, failing open and closed among them);
 //   - pgfencetel.Hook for pgfence (a package of its own, so that this one
 //     does not pull in PostgreSQL's driver);
 //   - ElectionHook for election.Config.Hook (attempts, renewals, the epoch,
@@ -32,6 +34,8 @@
 //   - semaphore.operation.duration, semaphore.wait.duration,
 //     semaphore.hold.duration, semaphore.lost, by semaphore.operation,
 //     semaphore.outcome, semaphore.lost.cause;
+//   - httpsem.requests, httpsem.acquire.duration, by httpsem.outcome
+//     (admitted, full, failed_open, failed_closed, error);
 //   - fence.writes, fence.write.duration, by fence.store, fence.operation,
 //     fence.outcome (accepted; stale: the refusal that kept a stale holder
 //     out; error: no verdict) and, for PostgreSQL, fence.table;
@@ -44,9 +48,9 @@
 //     election.renewal.duration by election.outcome, and election.epoch,
 //     the latest term's epoch.
 //
-// Lock names (WithLockNames), semaphore names (WithSemaphoreNames) and user
-// keys (WithKeys) are attributes only when asked for: each distinct value
-// is a time series of its own.
+// Lock names (WithLockNames), semaphore names (WithSemaphoreNames, httpsem's
+// keys included) and user keys (WithKeys) are attributes only when asked
+// for: each distinct value is a time series of its own.
 //
 // # Spans
 //
@@ -60,8 +64,8 @@
 // outcome, the fencing token (lock.token, semaphore.token, fence.token,
 // fence.highest) and, on failure, the error and status Error. A hook runs
 // after the call, so each span is recorded afterwards with the call's start
-// and end times. HTTPRateHook records no spans: the limiter's, under the
-// request's span, cover its call.
+// and end times. HTTPRateHook and HTTPSemHook record no spans: the
+// limiter's and the Issuer's, under the request's span, cover their calls.
 //
 // # Cost
 //

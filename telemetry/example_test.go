@@ -18,6 +18,7 @@ import (
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/httprate"
 	"github.com/redis-primitives/go/semaphore"
+	"github.com/redis-primitives/go/semaphore/httpsem"
 	"github.com/redis-primitives/go/telemetry"
 )
 
@@ -58,6 +59,28 @@ func ExampleTelemetry_HTTPRateHook() {
 		Key:         func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil },
 		Unavailable: httprate.FailOpen,
 		Hook:        tel.HTTPRateHook(),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = m.Handler(http.NotFoundHandler())
+}
+
+// The concurrency-limit middleware's outcomes, failing open among them,
+// counted by httpsem.requests; the Issuer's own acquires, renewals and
+// releases by semaphore.operation.duration.
+func ExampleTelemetry_HTTPSemHook() {
+	tel, err := telemetry.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	issuer, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}), tel.Semaphore())
+	m, err := httpsem.New(httpsem.Config{
+		Issuer:      issuer,
+		Key:         func(r *http.Request) (string, error) { return "exports:" + r.Header.Get("X-API-Key"), nil },
+		Capacity:    4,
+		Unavailable: httpsem.FailOpen,
+		Hook:        tel.HTTPSemHook(),
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/redis-primitives/go/semaphore/httpsem"
 )
 
 // ScopeName is the instrumentation scope of every meter and tracer this
@@ -63,8 +65,9 @@ func WithLockNames() Option {
 }
 
 // WithSemaphoreNames adds the semaphore's name (attribute semaphore.name)
-// to semaphore metrics and spans. Off by default, for the reason of
-// WithLockNames.
+// to semaphore metrics and spans, and to httpsem metrics (there the
+// request's key). Off by default, for the reason of WithLockNames, and more
+// so behind httpsem when its key is one per client.
 func WithSemaphoreNames() Option {
 	return func(c *config) error { c.semaphoreNames = true; return nil }
 }
@@ -78,8 +81,8 @@ func WithKeys() Option {
 }
 
 // Telemetry turns the hooks of lock, ratelimit and its middleware httprate,
-// semaphore, fence, pgfence (through package pgfencetel) and election into
-// OpenTelemetry metrics and spans.
+// semaphore and its middleware httpsem, fence, pgfence (through package
+// pgfencetel) and election into OpenTelemetry metrics and spans.
 // Make one per process and share it; it is safe for concurrent use.
 type Telemetry struct {
 	cfg    config
@@ -100,6 +103,10 @@ type Telemetry struct {
 	httpRateRequests metric.Int64Counter
 	httpRateDuration metric.Float64Histogram
 	httpRateCache    cache[httpRateKind]
+
+	httpSemRequests metric.Int64Counter
+	httpSemDuration metric.Float64Histogram
+	httpSemCache    cache[httpsem.Outcome]
 
 	fenceWrites   metric.Int64Counter
 	fenceDuration metric.Float64Histogram
@@ -158,6 +165,8 @@ func New(opts ...Option) (*Telemetry, error) {
 	t.semaphoreLost = count("semaphore.lost", "{permit}", "Permits given up while held, by cause (not_held: found gone; deadline: no renewal in time).")
 	t.httpRateRequests = count("httprate.requests", "{request}", "Requests the rate-limit middleware decided on, by outcome (allowed, rejected, failed_open, failed_closed, error) and binding limit.")
 	t.httpRateDuration = hist("httprate.decision.duration", "Duration of the rate-limit middleware's limiter calls, by outcome and binding limit.")
+	t.httpSemRequests = count("httpsem.requests", "{request}", "Requests the concurrency-limit middleware decided on, by outcome (admitted, full, failed_open, failed_closed, error).")
+	t.httpSemDuration = hist("httpsem.acquire.duration", "Duration of the concurrency-limit middleware's acquires, by outcome.")
 	t.fenceWrites = count("fence.writes", "{write}", "Fenced writes, by outcome (accepted; stale: refused for a token below the highest; error: no verdict).")
 	t.fenceDuration = hist("fence.write.duration", "Duration of fenced writes, by outcome.")
 	t.electionTransitions = count("election.transitions", "{transition}", "Role transitions of this node (elected, demoted, follower) and the leader changes it saw (leader_changed), by election.")

@@ -22,4 +22,10 @@
 // FailClosed answers 503 with Retry-After: 1. Set the go-redis client's
 // ContextTimeoutEnabled, or a frozen server holds each request for the
 // client's ReadTimeout instead.
+//
+// Config.Hook, if set, is told about every request that is not skipped, as
+// an Event with the request's context: its Outcome (admitted, full,
+// failed_open, failed_closed, error), the request, key, the permit's token
+// or the number in flight, the acquire's latency and its error, for
+// metrics and traces. Module telemetry's HTTPSemHook is one.
 package httpsem

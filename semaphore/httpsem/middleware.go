@@ -54,16 +54,20 @@ type Config struct {
 	// Unavailable is the policy when Redis fails or times out.
 	Unavailable Unavailable
 	// Skip, if set, exempts the requests it returns true for: served with
-	// no call to Redis and no report to OnDecision.
+	// no call to Redis and no report to Hook.
 	Skip func(*http.Request) bool
 	// Full, if set, writes the response to a request refused for lack of a
 	// place, instead of the default 429 problem+json body. Retry-After is
 	// already set on w.
 	Full func(w http.ResponseWriter, r *http.Request, full *semaphore.FullError)
-	// OnDecision, if set, is told about every request that is not skipped,
-	// before its handler runs or its refusal is written. It runs on the
-	// request's goroutine: keep it short.
-	OnDecision func(*http.Request, Decision)
+	// Hook, if set, is told about every request that is not skipped, with
+	// the request's context, before its handler runs or its refusal is
+	// written: admitted, refused with 429 (full), served without a permit
+	// (failed open), refused with 503 (failed closed) or refused with 500
+	// (not counted), and for the last four the error in Event.Err. It runs
+	// on the request's goroutine: keep it short. A metrics adapter plugs in
+	// here (module telemetry's HTTPSemHook).
+	Hook func(ctx context.Context, e Event)
 }
 
 // Middleware limits the requests in flight of the handlers it wraps.
@@ -106,11 +110,11 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		d, permit := m.acquire(r)
-		if m.cfg.OnDecision != nil {
-			m.cfg.OnDecision(r, d)
+		e, permit := m.acquire(r)
+		if m.cfg.Hook != nil {
+			m.cfg.Hook(r.Context(), e)
 		}
-		switch d.Outcome {
+		switch e.Outcome {
 		case OutcomeError:
 			writeProblem(w, http.StatusInternalServerError, "the request could not be counted")
 		case OutcomeFailedClosed:
@@ -121,7 +125,7 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		case OutcomeFull:
 			w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(m.cfg.RetryAfter.Seconds())), 10))
 			var full *semaphore.FullError
-			errors.As(d.Err, &full)
+			errors.As(e.Err, &full)
 			if m.cfg.Full != nil {
 				m.cfg.Full(w, r, full)
 				return
@@ -153,30 +157,30 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 }
 
 // acquire takes a permit for r, or says why not.
-func (m *Middleware) acquire(r *http.Request) (Decision, *semaphore.Permit) {
+func (m *Middleware) acquire(r *http.Request) (Event, *semaphore.Permit) {
 	key, err := m.cfg.Key(r)
 	if err != nil {
-		return Decision{Outcome: OutcomeError, Err: err}, nil
+		return Event{Outcome: OutcomeError, Request: r, Err: err}, nil
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), m.cfg.Timeout)
 	defer cancel()
 	start := time.Now()
 	p, err := m.cfg.Issuer.Acquire(ctx, key, m.cfg.Capacity, m.cfg.TTL)
-	d := Decision{Outcome: OutcomeAdmitted, Key: key, Latency: time.Since(start), Err: err}
+	e := Event{Outcome: OutcomeAdmitted, Request: r, Key: key, Latency: time.Since(start), Err: err}
 	var full *semaphore.FullError
 	switch {
 	case err == nil:
-		d.Token = p.Token
+		e.Token = p.Token
 	case errors.As(err, &full):
-		d.Outcome, d.InFlight = OutcomeFull, full.Holders
+		e.Outcome, e.InFlight = OutcomeFull, full.Holders
 	case errors.Is(err, semaphore.ErrInvalidName):
-		d.Outcome = OutcomeError // an empty key is no outage: serving it would let a client opt out
+		e.Outcome = OutcomeError // an empty key is no outage: serving it would let a client opt out
 	case m.cfg.Unavailable == FailClosed:
-		d.Outcome = OutcomeFailedClosed
+		e.Outcome = OutcomeFailedClosed
 	default:
-		d.Outcome = OutcomeFailedOpen
+		e.Outcome = OutcomeFailedOpen
 	}
-	return d, p
+	return e, p
 }
 
 // writeProblem writes an RFC 9457 problem details body whose title is the

@@ -18,8 +18,6 @@ import (
 	"github.com/redis-primitives/go/semaphore/httpsem"
 )
 
-func TestMain(m *testing.M) { redistest.VerifyMain(m) }
-
 func newIssuer(t *testing.T, s *redistest.Server) *semaphore.Issuer {
 	t.Helper()
 	i, err := semaphore.New(s.Client(t), semaphore.WithPrefix(s.Prefix()+"semaphore:"))
@@ -173,13 +171,13 @@ func TestMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *testing.T) {
 	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	var decisions []httpsem.Outcome
 	var mu sync.Mutex
-	record := func(_ *http.Request, d httpsem.Decision) {
+	record := func(_ context.Context, e httpsem.Event) {
 		mu.Lock()
-		decisions = append(decisions, d.Outcome)
+		decisions = append(decisions, e.Outcome)
 		mu.Unlock()
 	}
-	open := newServer(t, httpsem.Config{Issuer: i, Key: byHeader, Capacity: 1, Timeout: timeout, OnDecision: record}, ok)
-	closed := newServer(t, httpsem.Config{Issuer: i, Key: byHeader, Capacity: 1, Timeout: timeout, Unavailable: httpsem.FailClosed, OnDecision: record}, ok)
+	open := newServer(t, httpsem.Config{Issuer: i, Key: byHeader, Capacity: 1, Timeout: timeout, Hook: record}, ok)
+	closed := newServer(t, httpsem.Config{Issuer: i, Key: byHeader, Capacity: 1, Timeout: timeout, Unavailable: httpsem.FailClosed, Hook: record}, ok)
 	// One request first, so the server has the scripts, as one in use does:
 	// the acquires sent while it is frozen then run when it wakes.
 	warm := get(t, open.URL, "warm")

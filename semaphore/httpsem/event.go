@@ -1,11 +1,14 @@
 package httpsem
 
-import "time"
+import (
+	"net/http"
+	"time"
+)
 
-// Outcome is what the middleware did with a request.
+// Outcome is what the middleware did with a request, in an Event.
 type Outcome string
 
-// The outcomes a Decision reports.
+// The outcomes an Event reports.
 const (
 	// OutcomeAdmitted: a permit was taken and the handler runs under it.
 	OutcomeAdmitted Outcome = "admitted"
@@ -21,16 +24,21 @@ const (
 	OutcomeError Outcome = "error"
 )
 
-// Decision is what OnDecision is told about one request.
-type Decision struct {
+// Event is what Config.Hook is told about one request that is not
+// skipped, with the request's context.
+type Event struct {
 	Outcome Outcome
+	// Request is the request decided on, for its method, route or
+	// headers.
+	Request *http.Request
 	// Key is the semaphore the request counted against ("" when Key failed).
 	Key string
 	// Token is the permit's fencing token, for OutcomeAdmitted.
 	Token int64
 	// InFlight is, for OutcomeFull, how many permits of Key were live.
 	InFlight int
-	// Latency is how long the acquire took.
+	// Latency is how long the acquire took; zero when none was made (Key
+	// failed).
 	Latency time.Duration
 	// Err is the acquire's or Key's error; a *semaphore.FullError for
 	// OutcomeFull.
