@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -168,6 +169,7 @@ const reachTTL, reachRetry, reachTolerance = 400 * time.Millisecond, 100 * time.
 // told, and the health check, which answered 200 "ok" for such a node,
 // fails once the attempts have failed for TTL + RetryInterval + tolerance.
 func TestNodeWithAWrongPasswordTurnsUnhealthyWithinTTLPlusRetryInterval(t *testing.T) {
+	redistest.GoRedisOnly(t, "a client made with a wrong password or none (rueidis refuses one when it is made)")
 	s := redistest.Start(t, redistest.Own())
 	if err := client(t, s).Do(context.Background(), "ACL", "SETUSER", "app", "on", ">right", "~*", "&*", "+@all").Err(); err != nil {
 		t.Fatal(err)
@@ -253,6 +255,12 @@ func TestNodeThatCannotReachRedisReportsEveryAttemptAndTurnsUnhealthyUntilRedisI
 		t.Errorf("Healthy: %v, want ErrUnreachable with the refused connection", err)
 	}
 	for i, f := range failures {
+		// The first attempt meets the killed server's connection: go-redis
+		// sends it again on a new one, refused; a client that resends
+		// nothing without a deadline (rueidis) returns the connection's EOF.
+		if i == 0 && redistest.ClientKind() != "go-redis" && errors.Is(f.err, io.EOF) {
+			continue
+		}
 		if f.gaveUp || !errors.Is(f.err, syscall.ECONNREFUSED) {
 			t.Errorf("attempt %d: gave up %v, %v; want retried, a refused connection", i, f.gaveUp, f.err)
 		}

@@ -96,7 +96,7 @@ func TestObserverSeesEachTransitionOnceAndRunLeavesNoGoroutine(t *testing.T) {
 	}
 	t.Logf("a: %q", summary(a.rec, a.rec, b.rec))
 	t.Logf("b: %q", summary(b.rec, a.rec, b.rec))
-	if err := goleak.Find(ignore); err != nil {
+	if err := goleak.Find(append(redistest.ClientGoroutines(), ignore)...); err != nil {
 		t.Errorf("goroutines left after Run returned: %v", err)
 	}
 }

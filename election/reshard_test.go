@@ -21,7 +21,7 @@ import (
 // RetryInterval later.
 func TestHandoverDuringASlotMigrationEndsWithTheMigrationNotARetryIntervalLater(t *testing.T) {
 	cl := redistest.StartCluster(t)
-	c := cl.Client(t)
+	c := cl.PrimitiveClient(t)
 	ctx := context.Background()
 	const ttl, renew, retry = 3 * time.Second, 500 * time.Millisecond, time.Second
 	// Keys beside the election's in its slot, so a migration lasts long

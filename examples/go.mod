@@ -38,8 +38,8 @@ require (
 	github.com/redis-primitives/go/internal/luascripts v0.1.0 // indirect
 	github.com/redis-primitives/go/rueidisadapter v0.1.0 // indirect
 	github.com/redis-primitives/go/valkeyadapter v0.1.0 // indirect
-	github.com/redis/rueidis v1.0.79 // indirect
-	github.com/valkey-io/valkey-go v1.0.79 // indirect
+	github.com/redis/rueidis v1.0.69 // indirect
+	github.com/valkey-io/valkey-go v1.0.70 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect

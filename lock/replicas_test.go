@@ -167,7 +167,10 @@ func TestRetriedAcquireDoesNotCountAReplicaThatMissedTheLock(t *testing.T) {
 	const timeout = 2 * time.Second
 	l := newLocker(t, s, lock.WithReplicas(1, timeout, true))
 	plain := newLocker(t, s)
-	ctx := context.Background()
+	// A deadline, so that a client that resends a call only within one
+	// (rueidis, through its adapter) resends this one as go-redis does.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 
 	r.Partition(t)
 	type result struct {

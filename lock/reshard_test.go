@@ -21,7 +21,7 @@ import (
 // and no token may go back.
 func TestAcquireAndReleaseDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 	cl := redistest.StartCluster(t)
-	c := cl.Client(t)
+	c := cl.PrimitiveClient(t)
 	ctx := context.Background()
 	l, err := lock.New(c, lock.WithPrefix("reshard:"))
 	if err != nil {

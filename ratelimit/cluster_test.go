@@ -14,7 +14,7 @@ import (
 // cluster node answers CROSSSLOT, and distinct user keys must keep distinct
 // limits.
 func TestKeysWithBracesStayInOneSlotAndApartOnACluster(t *testing.T) {
-	cc := redistest.StartCluster(t).Client(t) // the test's own cluster: no prefix needed to keep it apart
+	cc := redistest.StartCluster(t).PrimitiveClient(t) // the test's own cluster: no prefix needed to keep it apart
 	l, err := ratelimit.New(cc, ratelimit.WithPrefix("rl:"))
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ import (
 // what was admitted and that plus the failures.
 func TestPolicyDecisionsDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 	cl := redistest.StartCluster(t)
-	c := cl.Client(t)
+	c := cl.PrimitiveClient(t)
 	ctx := context.Background()
 	// User keys whose states share one slot, so that every migration moves them.
 	slot, err := c.ClusterKeySlot(ctx, "{u0}").Result()

@@ -142,7 +142,8 @@ func (h hook) ProcessPipelineHook(redis.ProcessPipelineHook) redis.ProcessPipeli
 
 // do runs one command.
 func (a *adapter) do(ctx context.Context, cmd redis.Cmder) error {
-	c, err := a.command(cmd)
+	_, bounded := ctx.Deadline()
+	c, err := a.command(cmd, bounded)
 	if err != nil {
 		cmd.SetErr(err)
 		return err
@@ -172,8 +173,9 @@ func (a *adapter) sendMulti(ctx context.Context, cmds []redis.Cmder) {
 	multi := make(rueidis.Commands, 0, len(cmds))
 	idx := make([]int, 0, len(cmds))
 	wait := false
+	_, bounded := ctx.Deadline()
 	for i, cmd := range cmds {
-		c, err := a.command(cmd)
+		c, err := a.command(cmd, bounded)
 		if err != nil {
 			cmd.SetErr(err)
 			continue

@@ -22,7 +22,16 @@ type command struct {
 // them, its first key declared, so that a Cluster client routes it by
 // that key's slot. Only the first key is declared: a command on keys of
 // several slots is the server's to refuse (CROSSSLOT), not the builder's.
-func (a *adapter) command(cmd redis.Cmder) (command, error) {
+//
+// bounded says the call's context has a deadline. rueidis sends a command
+// marked retryable again after a failed connection, with a backoff, until
+// it gets an answer or its context ends: without a deadline, a call to a
+// server that is down would never return (go-redis gives up after
+// MaxRetries). So only a bounded call that may run twice is marked: a
+// read-only command, WAIT, or a script the runner sends as one that may
+// run twice (see retried); an unbounded one fails on its connection's
+// failure, and a write that must run at most once is never marked.
+func (a *adapter) command(cmd redis.Cmder, bounded bool) (command, error) {
 	args := cmd.Args()
 	s := make([]string, len(args))
 	for i, arg := range args {
@@ -44,19 +53,19 @@ func (a *adapter) command(cmd redis.Cmder) (command, error) {
 	if key < len(s) {
 		b = b.Keys(s[key]).Args(s[key+1:]...)
 	}
+	ro := readOnly[name] || name == "config" && len(s) > 1 && strings.EqualFold(s[1], "get") ||
+		name == "script" && len(s) > 1 && strings.EqualFold(s[1], "exists")
 	var c rueidis.Completed
 	switch {
-	case name == "wait" || name == "waitaof":
-		c = b.Blocking().ToRetryable() // it changes nothing
 	case blocking[name]:
 		c = b.Blocking()
-	case readOnly[name] || name == "config" && len(s) > 1 && strings.EqualFold(s[1], "get") ||
-		name == "script" && len(s) > 1 && strings.EqualFold(s[1], "exists"):
-		c = b.ReadOnly()
-	case retried(name, args):
-		c = b.Build().ToRetryable()
+	case ro && bounded:
+		c = b.ReadOnly() // retryable, and sent to a replica if the client is told to
 	default:
 		c = b.Build()
+	}
+	if bounded && (name == "wait" || name == "waitaof" || retried(name, args)) {
+		c = c.ToRetryable() // WAIT changes nothing
 	}
 	// Pinned: rueidis recycles a command's memory once Do returns, while a
 	// connection that failed under it may still be writing it (a data

@@ -5,6 +5,7 @@ import (
 	"log"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
 	"github.com/redis-primitives/go/lock"
@@ -33,4 +34,22 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	_ = lease
+}
+
+func ExampleAddHook() {
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"localhost:6379"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rc.Close()
+	client, err := rueidisadapter.New(rc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Not client.AddHook: go-redis would run the hook after the adapter's,
+	// which ends the chain.
+	var hook redis.Hook // a tracing or metrics hook, say
+	if err := rueidisadapter.AddHook(client, hook); err != nil {
+		log.Fatal(err)
+	}
 }

@@ -4,17 +4,11 @@ import (
 	"testing"
 
 	"github.com/redis/rueidis"
-	"go.uber.org/goleak"
 
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
-// rueidis's Cluster client closes the connections a slot-table refresh
-// dropped 5 s after the refresh, from a goroutine that outlives Close by
-// as much; it is rueidis's own and ends by itself.
-func TestMain(m *testing.M) {
-	redistest.VerifyMain(m, goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"))
-}
+func TestMain(m *testing.M) { redistest.VerifyMain(m) }
 
 // newRueidis returns a rueidis client of addrs (a Cluster's nodes, or one
 // server), closed when t ends.

@@ -24,9 +24,7 @@ for src in rueidisadapter/*.go; do
 			-e 's/rueidisadapter/valkeyadapter/g' \
 			-e 's/Rueidis/Valkey/g' \
 			-e 's/\brueidis\./valkey./g' \
-			-e 's/rueidis v1\.0\.79/valkey-go v1.0.80/g' \
 			-e 's/\brueidis\b/valkey-go/g' \
-			-e 's/"github.com\/valkey-io\/valkey-go"/"github.com\/valkey-io\/valkey-go"/' \
 			"$src"
 	} > "$out/$name"
 	gofmt -w "$out/$name"

@@ -17,7 +17,7 @@ import (
 // capacity held, a waiter woken by a release, Holders, Extend.
 func TestEveryOperationRunsOnAClusterOfThreePrimaries(t *testing.T) {
 	cl := redistest.StartCluster(t)
-	c := cl.Client(t)
+	c := cl.PrimitiveClient(t)
 	i, err := semaphore.New(c, semaphore.WithPrefix("semaphore:"))
 	if err != nil {
 		t.Fatal(err)

@@ -19,8 +19,8 @@ require (
 	github.com/jackc/puddle/v2 v2.2.2 // indirect
 	github.com/redis-primitives/go/rueidisadapter v0.1.0 // indirect
 	github.com/redis-primitives/go/valkeyadapter v0.1.0 // indirect
-	github.com/redis/rueidis v1.0.79 // indirect
-	github.com/valkey-io/valkey-go v1.0.79 // indirect
+	github.com/redis/rueidis v1.0.69 // indirect
+	github.com/valkey-io/valkey-go v1.0.70 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect

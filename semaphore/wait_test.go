@@ -130,6 +130,7 @@ func (c subscribeVia) Subscribe(ctx context.Context, channels ...string) *redis.
 // The waiter then wakes by its fallback re-check, within the backoff's
 // maximum, not at the holder's expiry 30s away.
 func TestAcquireWaitNeverHangsWhenTheReleaseNotificationIsLost(t *testing.T) {
+	redistest.GoRedisOnly(t, "subscribing through another go-redis client than the calls (subscribeVia)")
 	const backoffMax = 200 * time.Millisecond
 	for _, tc := range []struct {
 		name string

@@ -31,9 +31,9 @@ require (
 	github.com/redis-primitives/go/internal/luascripts v0.1.0 // indirect
 	github.com/redis-primitives/go/rueidisadapter v0.1.0 // indirect
 	github.com/redis-primitives/go/valkeyadapter v0.1.0 // indirect
-	github.com/redis/rueidis v1.0.79 // indirect
+	github.com/redis/rueidis v1.0.69 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
-	github.com/valkey-io/valkey-go v1.0.79 // indirect
+	github.com/valkey-io/valkey-go v1.0.70 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -282,5 +283,45 @@ func TestOnAClusterEveryPrimitiveCallReachesItsKeysNode(t *testing.T) {
 		if n != per {
 			t.Fatalf("key k%d: %d of %d decisions allowed, want the limit, %d", k, n, per+1, per)
 		}
+	}
+}
+
+// A hook added with AddHook wraps every command and pipeline, as on a
+// go-redis client; one added with the client's own AddHook, which go-redis
+// would run after the adapter's hook where nothing calls it, fails every
+// call saying so instead of never running.
+func TestHooksRunAroundEveryCallOrTheCallsFailSayingWhy(t *testing.T) {
+	s := redistest.Start(t)
+	ctx := context.Background()
+	c, err := valkeyadapter.New(newValkey(t, s.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := &redistest.PipelineCount{}
+	if err := valkeyadapter.AddHook(c, counts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, s.Prefix()+"a", "1", time.Minute)
+		p.Get(ctx, s.Prefix()+"a")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if p, n := counts.Pipelines.Load(), counts.Cmds.Load(); p != 1 || n != 2 {
+		t.Fatalf("the hook saw %d pipelines of %d commands, want 1 of 2", p, n)
+	}
+	plain := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer plain.Close()
+	if err := valkeyadapter.AddHook(plain, counts); !errors.Is(err, valkeyadapter.ErrNotAdapted) {
+		t.Errorf("AddHook on a plain go-redis client: %v, want ErrNotAdapted", err)
+	}
+
+	c.AddHook(&redistest.PipelineCount{})
+	if err := c.Get(ctx, s.Prefix()+"a").Err(); err == nil || !strings.Contains(err.Error(), "valkeyadapter.AddHook") {
+		t.Errorf("a call after the client's own AddHook: %v, want an error naming valkeyadapter.AddHook", err)
+	}
+	if _, err := c.Pipelined(ctx, func(p redis.Pipeliner) error { p.Get(ctx, s.Prefix()+"a"); return nil }); err == nil {
+		t.Error("a pipeline after the client's own AddHook succeeded without the hook")
 	}
 }

@@ -20,10 +20,14 @@
 // What holds, as on go-redis:
 //
 //   - Every call is counted once. valkey-go sends a command again after a
-//     failed connection only if it is read-only; a script that writes is
-//     never sent twice (the call ends with an error instead, and may or may
-//     not have run, as with a timeout). MOVED, ASK and TRYAGAIN, which
-//     prove the command did not run, are followed or retried.
+//     failed connection only if it is marked retryable, and then until its
+//     context ends; the adapter marks a call that may run twice (read-only
+//     scripts, idempotent ones, WAIT) when its context has a deadline, so
+//     that a call without one returns while the server is down. A script
+//     that writes is never sent twice (the call ends with an error
+//     instead, and may or may not have run, as with a timeout). MOVED, ASK
+//     and TRYAGAIN, which prove the command did not run, are followed or
+//     retried.
 //   - Scripts are sent as EVALSHA, with EVAL after NOSCRIPT; errors match
 //     as they do on go-redis (redis.Nil, NOSCRIPT, NOPERM and WRONGPASS
 //     replies as redis.Error, lock.ErrRedisTooOld), context errors are
@@ -34,11 +38,19 @@
 //     ratelimit's batching sends each decision as its own call there (in
 //     one round trip per node), not as one script call per node.
 //
-// What does not: the returned client is for the primitives. It answers
+// What does not: a call's context does not bound a wait for a connection
+// that another call is dialling. valkey-go dials a connection again after
+// it failed (a call whose deadline passed on a frozen server breaks it),
+// and the calls that need it wait for that dial, bounded by the dial's
+// own timeout (5 s by default), not by their contexts: against a frozen
+// server a call may take up to the dial timeout. The
+// returned client is for the primitives. It answers
 // the commands they send and the common commands of strings, hashes,
 // sorted sets and server administration; a reply type it does not convert
-// is an error naming the command. Hooks added to it with AddHook do not
-// run (it ends the hook chain): instrument the valkey-go client instead.
-// Subscribe on it, and transactions (TxPipeline, Watch), fail with
-// ErrUnsupported. Closing it closes nothing: close the valkey-go client.
+// is an error naming the command. A go-redis hook goes on it with this
+// package's AddHook, not the client's own (whose hooks would run after the
+// adapter's, which ends the chain: a client given one that way fails each
+// call, saying so); or instrument the valkey-go client. Subscribe on it, and
+// transactions (TxPipeline, Watch), fail with ErrUnsupported. Closing it
+// closes nothing: close the valkey-go client.
 package valkeyadapter

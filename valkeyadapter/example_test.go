@@ -7,6 +7,7 @@ import (
 	"log"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/redis-primitives/go/lock"
@@ -35,4 +36,22 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	_ = lease
+}
+
+func ExampleAddHook() {
+	rc, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{"localhost:6379"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rc.Close()
+	client, err := valkeyadapter.New(rc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Not client.AddHook: go-redis would run the hook after the adapter's,
+	// which ends the chain.
+	var hook redis.Hook // a tracing or metrics hook, say
+	if err := valkeyadapter.AddHook(client, hook); err != nil {
+		log.Fatal(err)
+	}
 }

@@ -6,17 +6,11 @@ import (
 	"testing"
 
 	"github.com/valkey-io/valkey-go"
-	"go.uber.org/goleak"
 
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
-// valkey-go's Cluster client closes the connections a slot-table refresh
-// dropped 5 s after the refresh, from a goroutine that outlives Close by
-// as much; it is valkey-go's own and ends by itself.
-func TestMain(m *testing.M) {
-	redistest.VerifyMain(m, goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2"))
-}
+func TestMain(m *testing.M) { redistest.VerifyMain(m) }
 
 // newValkey returns a valkey-go client of addrs (a Cluster's nodes, or one
 // server), closed when t ends.

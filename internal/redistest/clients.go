@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 	"github.com/valkey-io/valkey-go"
+	"go.uber.org/goleak"
 
 	"github.com/redis-primitives/go/rueidisadapter"
 	"github.com/redis-primitives/go/valkeyadapter"
@@ -21,8 +23,9 @@ import (
 // once more with each adapter, so that each guarantee is also tested on
 // the other client. The go-redis options a test tunes are carried over
 // where the other client has them (address, user, password, database,
-// dial and write timeouts); the rest (retries, pool sizes) are go-redis's
-// own, and a test about them is go-redis's only (see GoRedisOnly).
+// dial and write timeouts, MaxRetries -1 as no retries); the rest (pool
+// sizes, the number of retries) are go-redis's own, and a test about them
+// is go-redis's only (see GoRedisOnly).
 
 // ClientKind returns the client REDISTEST_CLIENT names: "go-redis",
 // "rueidis" or "valkey".
@@ -61,6 +64,7 @@ func newClient(t testing.TB, opt *redis.Options) *redis.Client {
 		SelectDB:          opt.DB,
 		Dialer:            dialer(opt.DialTimeout),
 		ConnWriteTimeout:  opt.WriteTimeout,
+		DisableRetry:      opt.MaxRetries < 0,
 		ForceSingleClient: true,
 	})
 }
@@ -80,6 +84,7 @@ func newFailoverClient(t testing.TB, opt *redis.FailoverOptions) *redis.Client {
 		SelectDB:         opt.DB,
 		Dialer:           dialer(opt.DialTimeout),
 		ConnWriteTimeout: opt.WriteTimeout,
+		DisableRetry:     opt.MaxRetries < 0,
 		Sentinel: rueidis.SentinelOption{
 			MasterSet: opt.MasterName,
 			Username:  opt.SentinelUsername,
@@ -130,6 +135,7 @@ func valkeyOption(o rueidis.ClientOption) valkey.ClientOption {
 		SelectDB:          o.SelectDB,
 		Dialer:            o.Dialer,
 		ConnWriteTimeout:  o.ConnWriteTimeout,
+		DisableRetry:      o.DisableRetry,
 		ForceSingleClient: o.ForceSingleClient,
 		DisableCache:      o.DisableCache,
 		Sentinel: valkey.SentinelOption{
@@ -164,4 +170,50 @@ func AddHook(c *redis.Client, h redis.Hook) {
 		}
 	}
 	c.AddHook(h)
+}
+
+// ClientGoroutines are goleak options that ignore the goroutines an
+// adapter's client keeps for each of its connections (rueidis's and
+// valkey-go's pipes read and write in goroutines of their own, which last
+// until the client closes): a test that checks that a primitive leaves no
+// goroutine behind ignores them, as it ignores go-redis's pooled
+// connections, which need none.
+func ClientGoroutines() []goleak.Option {
+	var opts []goleak.Option
+	for _, pkg := range []string{"github.com/redis/rueidis", "github.com/valkey-io/valkey-go"} {
+		opts = append(opts,
+			goleak.IgnoreAnyFunction(pkg+".(*pipe)._background"),
+			goleak.IgnoreAnyFunction(pkg+".(*pipe)._background.func1"))
+	}
+	return opts
+}
+
+// PrimitiveClient returns the client the primitives under test run on: a
+// cluster client as Client makes it, or, under REDISTEST_CLIENT, the
+// adapter's client of a rueidis (or valkey-go) Cluster client of every
+// node; closed when t ends. Tests of go-redis's own cluster client
+// (MasterForKey, ForEachMaster, its pipelines) use Client.
+func (c *Cluster) PrimitiveClient(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	if ClientKind() == "go-redis" {
+		return c.Client(t)
+	}
+	o := rueidis.ClientOption{Dialer: dialer(ClusterNodeTimeout), ConnWriteTimeout: ClusterNodeTimeout}
+	for _, n := range c.nodes {
+		o.InitAddress = append(o.InitAddress, n.addr)
+	}
+	return adapted(t, o)
+}
+
+// lingerAfterClose is how long a closed rueidis or valkey-go client's own
+// goroutines may outlive it: those that close connections a Cluster
+// client's slot-table refresh or a redirect replaced, or that send a
+// delayed refresh, sleep up to 5 s first, then end by themselves.
+const lingerAfterClose = 6 * time.Second
+
+// lingering reports whether err, goleak's, names goroutines of rueidis or
+// valkey-go, which may still be ending on their own (lingerAfterClose).
+func lingering(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "github.com/redis/rueidis.") || strings.Contains(msg, "github.com/valkey-io/valkey-go.")
 }

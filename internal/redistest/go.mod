@@ -7,11 +7,11 @@ require (
 	github.com/redis-primitives/go/rueidisadapter v0.1.0
 	github.com/redis-primitives/go/valkeyadapter v0.1.0
 	github.com/redis/go-redis/v9 v9.7.3
-	github.com/redis/rueidis v1.0.79
+	github.com/redis/rueidis v1.0.69
 	github.com/testcontainers/testcontainers-go v0.44.0
 	github.com/testcontainers/testcontainers-go/modules/postgres v0.44.0
 	github.com/testcontainers/testcontainers-go/modules/redis v0.44.0
-	github.com/valkey-io/valkey-go v1.0.79
+	github.com/valkey-io/valkey-go v1.0.70
 	go.uber.org/goleak v1.3.0
 )
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -37,7 +38,12 @@ func VerifyMain(m *testing.M, opts ...goleak.Option) {
 	atExit = nil
 	atExitMu.Unlock()
 	if code == 0 {
-		if err := goleak.Find(opts...); err != nil {
+		err := goleak.Find(opts...)
+		if err != nil && lingering(err) {
+			time.Sleep(lingerAfterClose)
+			err = goleak.Find(opts...)
+		}
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: goroutines outlived the tests: %v\n", err)
 			code = 1
 		}

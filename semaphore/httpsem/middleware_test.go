@@ -165,6 +165,7 @@ func TestAHandlerRunningPastTheTTLKeepsItsPlace(t *testing.T) {
 // With Redis frozen the middleware answers within its Timeout: serving the
 // request unlimited (FailOpen) or refusing it with 503 (FailClosed).
 func TestMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *testing.T) {
+	redistest.GoRedisOnly(t, "a call bounded by its context while another dials a frozen server (rueidis makes a caller wait for a dial that another call began, up to its dial timeout)")
 	s := redistest.Start(t, redistest.Own())
 	i := newIssuer(t, s)
 	const timeout = 150 * time.Millisecond
