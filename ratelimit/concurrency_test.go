@@ -61,7 +61,7 @@ func TestNaiveClientSideSlidingWindowAdmitsAlmostEveryoneUnderConcurrency(t *tes
 	// all: then the burst looks serial and admits exactly 5. Between app
 	// servers and Redis a round trip takes a LAN's hundreds of microseconds,
 	// and that is the gap other callers fall into. The client adds it.
-	redistest.AddHook(c, redistest.Latency(300 * time.Microsecond))
+	redistest.AddHook(c, redistest.Latency(300*time.Microsecond))
 	warm(t, func(ctx context.Context) error { return c.Ping(ctx).Err() }, 100)
 	sw := &naiveratelimit.SlidingWindow{Client: c, Limit: 5, Window: time.Minute}
 	key := s.Prefix() + "naive-sliding"
