@@ -61,7 +61,7 @@ func TestPerKeyMarksLetStaleHolderWriteUntouchedKeysButScopeDoesNot(t *testing.T
 // primaries, a replica each) answers CROSSSLOT otherwise, so this runs each
 // write on one.
 func TestFencedWritesRunOnRedisClusterWithMarkInTheDataSlot(t *testing.T) {
-	cc := redistest.StartCluster(t).Client(t)
+	cc := redistest.StartCluster(t).PrimitiveClient(t)
 	ctx := context.Background()
 
 	// The node refuses a script whose keys span slots: the check is real.
@@ -148,7 +148,7 @@ func TestUntaggedAndTaggedKeysOfOneSlotKeepMarksOfTheirOwn(t *testing.T) {
 // CLUSTER KEYSLOT on a real Cluster, for untagged and tagged keys and
 // both kinds of scope, with no doubled suffix.
 func TestMarksShareTheDataPrefixAndSlotOnRedisCluster(t *testing.T) {
-	cc := redistest.StartCluster(t).Client(t)
+	cc := redistest.StartCluster(t).PrimitiveClient(t)
 	ctx := context.Background()
 	perKey, err := fence.New(cc)
 	if err != nil {

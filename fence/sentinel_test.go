@@ -75,7 +75,7 @@ func TestClusterFailoversLetStaleWritesThroughOnlyWhenTokensGoBack(t *testing.T)
 	t.Parallel()
 	cl := redistest.StartCluster(t)
 	key := lockKey(0, 0) // every lock is in this key's slot
-	runFencedHistory(t, func(t testing.TB) lock.Client { return cl.Client(t) },
+	runFencedHistory(t, func(t testing.TB) lock.Client { return cl.PrimitiveClient(t) },
 		func(t testing.TB, i int) (string, redistest.Failover) {
 			if i%2 == 0 {
 				return "CLUSTER FAILOVER", cl.FailoverReplica(t, key)

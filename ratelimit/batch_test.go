@@ -285,7 +285,7 @@ func TestBatchingRecoversFromAFlushedScriptCacheWithoutDoubleCounting(t *testing
 // Batching on Redis Cluster: a pipeline is split by node, each decision's
 // keys stay in one slot.
 func TestBatchingOnAClusterAdmitsExactlyTheLimit(t *testing.T) {
-	cc := redistest.StartCluster(t).Client(t) // the test's own cluster: no prefix needed to keep it apart
+	cc := redistest.StartCluster(t).PrimitiveClient(t) // the test's own cluster: no prefix needed to keep it apart
 	l, err := ratelimit.New(cc, ratelimit.WithPrefix("rl:"), ratelimit.WithBatching(16))
 	if err != nil {
 		t.Fatal(err)

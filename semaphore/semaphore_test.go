@@ -135,8 +135,11 @@ func TestEveryKeyButTheCounterExpiresWithTheLongestPermit(t *testing.T) {
 	ctx := context.Background()
 	mustAcquire(t, i, "job", 3, 200*time.Millisecond)
 	long := mustAcquire(t, i, "job", 3, 400*time.Millisecond)
-	// a waiter's mark, too
-	waitCtx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	// a waiter's mark, too: the waiter marks on its first attempt after its
+	// subscription is in effect, which takes a new connection (a dedicated
+	// one on rueidis); its deadline leaves time for that and ends before the
+	// 200ms permit expires and frees a place.
+	waitCtx, cancel := context.WithTimeout(ctx, 120*time.Millisecond)
 	defer cancel()
 	mustAcquire(t, i, "job", 3, 300*time.Millisecond)
 	if _, err := i.AcquireWait(waitCtx, "job", 3, time.Second); !errors.Is(err, context.DeadlineExceeded) {
