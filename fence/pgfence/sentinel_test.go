@@ -292,7 +292,7 @@ func TestSentinelFailoversLetStaleWritesIntoPostgresOnlyWhenTokensGoBack(t *test
 	var order []string
 	for _, h := range histories {
 		f := h.analyse()
-		t.Logf("%s through %s: %v; %d calls with no outcome (timeouts during faults)", h.kind, h.door.name, f, h.unknown.Load())
+		t.Logf("%s through %s: %v; %d calls with no outcome (timeouts during faults, or cut short by the run's end)", h.kind, h.door.name, f, h.unknown.Load())
 		if _, ok := totals[h.kind]; !ok {
 			order = append(order, h.kind)
 		}
@@ -379,9 +379,11 @@ func (h *pgHistory) write(ctx context.Context, id int, token int64, value string
 		w.accepted = true
 	case errors.Is(err, pgfence.ErrStale):
 	default:
-		if ctx.Err() == nil {
-			h.unknown.Add(1)
-		}
+		// No outcome: a timeout during a fault, or the run's end cutting
+		// the write short, when PostgreSQL may have committed it all the
+		// same (seen once in a run: one commit more than the writes told
+		// accepted, with none counted here).
+		h.unknown.Add(1)
 		return
 	}
 	h.mu.Lock()
