@@ -1,12 +1,14 @@
 package redistest
 
 import (
+	"crypto/rand"
 	"fmt"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
 
@@ -58,4 +60,23 @@ func skipLong(t testing.TB, setup string) {
 	if testing.Short() {
 		t.Skipf("redistest: %s takes seconds to start and fail over: skipped under -short (make test-quick); make test runs it", setup)
 	}
+}
+
+// ExampleClient returns a client for a package's runnable examples, for
+// its TestMain to make before VerifyMain: a client of REDIS_ADDR, or of a
+// redis-server started for the package's tests and stopped at exit (both
+// closed by VerifyMain), and a key prefix of this run's own, under name.
+func ExampleClient(name string) (*redis.Client, string, error) {
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		s, err := Launch()
+		if err != nil {
+			return nil, "", err
+		}
+		AtExit(func() { _ = s.Close() })
+		addr = s.Addr()
+	}
+	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	AtExit(func() { _ = client.Close() })
+	return client, name + "-example-" + rand.Text()[:8] + ":", nil
 }

@@ -1,12 +1,9 @@
 package httprate_test
 
 import (
-	"crypto/rand"
 	"fmt"
 	"os"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
@@ -18,20 +15,10 @@ import (
 var limiter *ratelimit.Limiter
 
 func TestMain(m *testing.M) {
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		s, err := redistest.Launch()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		redistest.AtExit(func() { _ = s.Close() })
-		addr = s.Addr()
+	client, prefix, err := redistest.ExampleClient("httprate")
+	if err == nil {
+		limiter, err = ratelimit.New(client, ratelimit.WithPrefix(prefix))
 	}
-	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	redistest.AtExit(func() { _ = client.Close() })
-	var err error
-	limiter, err = ratelimit.New(client, ratelimit.WithPrefix("httprate-example-"+rand.Text()[:8]+":"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
