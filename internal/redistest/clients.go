@@ -1,10 +1,12 @@
 package redistest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,7 +125,33 @@ func adapted(t testing.TB, o rueidis.ClientOption) *redis.Client {
 		t.Fatalf("redistest: %s client: %v", ClientKind(), err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
+	dialEveryConnection(c)
 	return c
+}
+
+// dialEveryConnection makes c's client open each of the connections it
+// multiplexes calls over, as a service's client has after a while in use.
+// rueidis and valkey-go send each keyed call over one of several
+// connections (2 to 4 here: log2 of GOMAXPROCS, at most 4) chosen at
+// random, and dial that one on its first call: a test that freezes the
+// server after a few calls would otherwise see a timed-out call held in
+// the handshake of a connection dialed to the frozen server, never
+// written, where it meant one written before its deadline that the server
+// runs when it wakes. 64 concurrent calls miss one of 4 connections with a
+// chance of 4·(3/4)^64, about 4·10⁻⁸. An error reply (an ACL user's
+// NOPERM) still came over a connection; errors are not the point here.
+func dialEveryConnection(c *redis.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.Exists(ctx, "redistest:dial").Err()
+		}()
+	}
+	wg.Wait()
 }
 
 // valkeyOption is o for valkey-go, whose options are rueidis's.
