@@ -66,7 +66,7 @@ func ExampleMiddleware_Handler() {
 	h.ServeHTTP(w, first)
 	fmt.Printf("first: %d %s", w.Code, w.Body)
 	// Output:
-	// second: 429 Retry-After: 1 application/problem+json {"detail":"1 requests of this key are in flight already","status":429,"title":"Too Many Requests","type":"about:blank"}
+	// second: 429 Retry-After: 1 application/problem+json {"detail":"requests of this key already in flight: 1","status":429,"title":"Too Many Requests","type":"about:blank"}
 	// first: 200 exported
 }
 

@@ -130,7 +130,7 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 				m.cfg.Full(w, r, full)
 				return
 			}
-			writeProblem(w, http.StatusTooManyRequests, fmt.Sprintf("%d requests of this key are in flight already", full.Holders))
+			writeProblem(w, http.StatusTooManyRequests, fmt.Sprintf("requests of this key already in flight: %d", full.Holders))
 		case OutcomeAdmitted:
 			m.serve(w, r, next, permit)
 		}
