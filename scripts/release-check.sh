@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Whether a library module may be released, and as what.
 #
-#   scripts/release-check.sh DIR VERSION
+#   scripts/release-check.sh DIR VERSION [DIR VERSION...]
 #       Before tagging DIR/VERSION: refuses when the tag exists already, when
 #       DIR's go.mod requires a sibling version that has not been tagged
 #       (docs/decisions/0004-multi-module-releases.md), or when the API check
 #       against DIR's last tag (below) fails or allows no VERSION that low.
-#       It tags nothing.
+#       Several pairs are modules to be tagged together, at one commit: a
+#       requirement on one of them at the version it is to be tagged as
+#       counts as released (modules that require each other can have their
+#       first tags only so). It tags nothing.
 #   scripts/release-check.sh --base REF [DIR...]
 #       The API check of each DIR against REF (a commit, a branch, a tag);
 #       with no DIR, of every library module with a change since REF. CI
@@ -123,25 +126,48 @@ if [ "${1:-}" = --base ]; then
 	exit $status
 fi
 
-dir=${1:?module directory}; version=${2:?version, e.g. v0.1.0}
-if git rev-parse -q --verify "refs/tags/$dir/$version" >/dev/null; then
-	echo "$dir/$version is tagged already"; status=1
-fi
-while read -r path v; do
-	sib=${path#$prefix/}
-	if ! git rev-parse -q --verify "refs/tags/$sib/$v" >/dev/null; then
-		echo "$dir requires $path $v, which is not tagged ($sib/$v): release it first"; status=1
+# release DIR VERSION: whether DIR may be tagged DIR/VERSION, with the
+# modules in together tagged at the same commit.
+release() {
+	local dir=$1 version=$2 status=0 path v sib last want
+	if git rev-parse -q --verify "refs/tags/$dir/$version" >/dev/null; then
+		echo "$dir/$version is tagged already"; status=1
 	fi
-done < <(grep -E "^\s*(require\s+)?$prefix/\S+ v\S+" "$dir/go.mod" | sed -E 's/^\s*(require\s+)?//' | awk '{print $1, $2}')
-last=$(lasttag "$dir")
-if [ -n "$last" ]; then
-	check "$dir" "$dir/$last" || status=1
-	want=$(next "$last" "$kind" | awk '{print $1}')
-	if [ "$(printf '%s\n%s\n' "$want" "$version" | sort -V | head -1)" != "$want" ]; then
-		echo "$dir $version is below $want, the lowest version its changes since $last allow"; status=1
+	while read -r path v; do
+		sib=${path#$prefix/}
+		if [ "${together[$sib]:-}" = "$v" ]; then
+			continue
+		fi
+		if ! git rev-parse -q --verify "refs/tags/$sib/$v" >/dev/null; then
+			echo "$dir requires $path $v, which is not tagged ($sib/$v): release it first, or check them to be tagged together (scripts/release-check.sh $dir $version $sib $v …)"; status=1
+		fi
+	done < <(grep -E "^\s*(require\s+)?$prefix/\S+ v\S+" "$dir/go.mod" | sed -E 's/^\s*(require\s+)?//' | awk '{print $1, $2}')
+	last=$(lasttag "$dir")
+	if [ -n "$last" ]; then
+		check "$dir" "$dir/$last" || status=1
+		want=$(next "$last" "$kind" | awk '{print $1}')
+		if [ "$(printf '%s\n%s\n' "$want" "$version" | sort -V | head -1)" != "$want" ]; then
+			echo "$dir $version is below $want, the lowest version its changes since $last allow"; status=1
+		fi
+	else
+		echo "== $dir: no release yet, so no API to compare against"
 	fi
-else
-	echo "== $dir: no release yet, so no API to compare against"
+	[ $status -eq 0 ] && echo "$dir $version may be tagged as $dir/$version"
+	return $status
+}
+
+if [ $# -lt 2 ] || [ $(($# % 2)) -ne 0 ]; then
+	echo "usage: scripts/release-check.sh DIR VERSION [DIR VERSION...] | --base REF [DIR...]"; exit 2
 fi
-[ $status -eq 0 ] && echo "$dir $version may be tagged as $dir/$version"
+declare -A together
+pairs=("$@")
+for ((i = 0; i < ${#pairs[@]}; i += 2)); do
+	together[${pairs[i]}]=${pairs[i + 1]}
+done
+for ((i = 0; i < ${#pairs[@]}; i += 2)); do
+	release "${pairs[i]}" "${pairs[i + 1]}" || status=1
+done
+if [ $status -eq 0 ] && [ ${#pairs[@]} -gt 2 ]; then
+	echo "these may be tagged together, at one commit"
+fi
 exit $status

@@ -7,7 +7,9 @@
 #   - the same with a CHANGELOG line passes;
 #   - an addition allows v0.4.0, a change to no API v0.3.3;
 #   - a change to a Lua script alone, without a CHANGELOG line, fails;
-#   - `release-check.sh lock v0.3.3` after the removal is refused.
+#   - `release-check.sh lock v0.3.3` after the removal is refused;
+#   - of modules that require each other, none tagged, each alone is
+#     refused and all together may be tagged.
 # The release-check.sh tested is the working tree's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -86,6 +88,21 @@ expect 0 'no change to the exported API' 'next version this allows: v0\.3\.3' --
 echo '-- a comment' >>lock/release.lua
 commit "lock: a Lua script changed, no changelog"
 expect 1 'FAIL: its Lua scripts changed' -- --base HEAD~1 lock
+
+# Modules that require each other at versions not yet tagged: the fixture
+# runs the suites on the adapters, whose tests run lock and ratelimit, which
+# run on the script runner, whose tests use the fixture. Each alone is
+# refused; all of them together may be tagged.
+cycle=(internal/luascripts internal/redistest lock ratelimit rueidisadapter valkeyadapter)
+together=()
+for d in "${cycle[@]}"; do
+	git tag -l "$d/v*" | xargs -r git tag -d >/dev/null
+	together+=("$d" v0.1.0)
+done
+expect 1 'requires github.com/redis-primitives/go/internal/redistest v0\.1\.0, which is not tagged' -- internal/luascripts v0.1.0
+expect 1 'requires github.com/redis-primitives/go/rueidisadapter v0\.1\.0, which is not tagged' -- internal/luascripts v0.1.0 internal/redistest v0.1.0
+expect 0 'internal/luascripts v0\.1\.0 may be tagged' 'valkeyadapter v0\.1\.0 may be tagged' 'together, at one commit' -- "${together[@]}"
+expect 2 'usage' -- lock
 
 if [ $failures -gt 0 ]; then
 	echo "test-release-check: $failures failed"
