@@ -15,6 +15,8 @@ type Op string
 const (
 	// OpAllow is Allow and AllowN, and each attempt of Wait and WaitN.
 	OpAllow Op = "allow"
+	// OpWait is a whole Wait or WaitN call, reported when it returns.
+	OpWait Op = "wait"
 	// OpTake is Take.
 	OpTake Op = "take"
 	// OpPeek is Peek.
@@ -34,6 +36,9 @@ type Outcome string
 //
 //   - OpAllow, OpTake, OpReserve: OutcomeAllowed (admitted; for Take, at
 //     least one of n), OutcomeRejected or OutcomeError.
+//   - OpWait: OutcomeAllowed (admitted, after any waits) or OutcomeError
+//     (an attempt got no answer, or the context ended or its deadline
+//     would pass before the next attempt; Err says which).
 //   - OpPeek: OutcomeAllowed (one request would be admitted now),
 //     OutcomeRejected or OutcomeError.
 //   - OpCommit: OutcomeAllowed (actual charged in full), OutcomeRejected
@@ -62,7 +67,7 @@ const (
 // Event is one decision of a Limiter, given to the hook set with WithHook:
 // every Allow, AllowN, Take, Peek, Reserve, Commit and Cancel (and each
 // attempt of Wait and WaitN), answered by Redis or, with WithDenyCache, by
-// the cache (Cached). Bad input (an empty key, an invalid limit, n or
+// the cache (Cached); and each whole Wait and WaitN (OpWait). Bad input (an empty key, an invalid limit, n or
 // ttl) is returned before any decision and is not reported; nor is Reset,
 // which decides nothing.
 type Event struct {
@@ -73,7 +78,9 @@ type Event struct {
 	// Limit, Granted, Remaining and RetryAfter are the Result's: Limit is
 	// the binding limit (for a Policy, the one that decided). For
 	// OutcomeError, OutcomeExpired and OutcomeSettled they are zero, but
-	// Limit is the rule's when the rule is a single Limit.
+	// Limit is the rule's when the rule is a single Limit. For OpWait they
+	// are the Result the call returned: its last attempt's (a rejection,
+	// when the context ended the wait).
 	Limit      Limit
 	Granted    int
 	Remaining  int
@@ -82,7 +89,8 @@ type Event struct {
 	// without a round trip: a rejection, as the server would give it.
 	Cached bool
 	// Latency is how long the call took, its one round trip included; 0
-	// for an answer from the deny cache.
+	// for an answer from the deny cache. For OpWait, the whole call,
+	// attempts and waits.
 	Latency time.Duration
 	// Err is the error the call returned: for OutcomeError, OutcomeExpired
 	// and OutcomeSettled; nil otherwise.
@@ -161,4 +169,21 @@ func (l *Limiter) report(ctx context.Context, m mode, key string, r Rule, res Re
 		o.logger.LogAttrs(ctx, slog.LevelWarn, "ratelimit: no decision",
 			slog.String("op", string(m)), slog.String("key", key), slog.String("error", err.Error()))
 	}
+}
+
+// reportWait gives a whole Wait or WaitN call to the hook. The logger has
+// logged its attempts that got no answer already; a wait its context ended
+// is the caller's choice, not an operator's event.
+func (l *Limiter) reportWait(ctx context.Context, key string, r Rule, res Result, err error, latency time.Duration) {
+	e := Event{
+		Op: OpWait, Outcome: OutcomeAllowed, Key: key, Limit: res.Limit, Granted: res.Granted,
+		Remaining: res.Remaining, RetryAfter: res.RetryAfter, Latency: latency, Err: err,
+	}
+	if err != nil {
+		e.Outcome = OutcomeError
+	}
+	if lim, ok := r.(Limit); ok && e.Limit == (Limit{}) {
+		e.Limit = lim
+	}
+	l.cfg.hook(ctx, e)
 }

@@ -208,3 +208,65 @@ func TestRefusedSettlementsReachTheHookAsExpiredOrSettledNotAsErrors(t *testing.
 		}
 	}
 }
+
+// A Wait reached the hook only as its attempts: rejections, then one
+// admission, so a caller that waited 300 ms and got through looked like
+// rejected calls plus an Allow of one round trip. Each Wait and WaitN now
+// ends with an OpWait event: its outcome, the last attempt's Result and
+// the whole call's latency; one that its context ends is OutcomeError with
+// the context's error; bad input, returned before any attempt, is not
+// reported.
+func TestWaitReachesTheHookAsOneEventWithTheWholeWait(t *testing.T) {
+	s := redistest.Start(t)
+	var got decisions
+	_, l := limiter(t, s, ratelimit.WithHook(got.hook))
+	ctx := context.Background()
+	const every = 300 * time.Millisecond
+	lim := ratelimit.GCRA(1, every, 1).Named("slow")
+	if _, err := l.Allow(ctx, "user:1", lim); err != nil {
+		t.Fatal(err)
+	}
+	got.take()
+
+	res, err := l.Wait(ctx, "user:1", lim)
+	if err != nil || !res.Allowed {
+		t.Fatalf("wait: %+v, %v", res, err)
+	}
+	all := got.take()
+	last := all[len(all)-1]
+	t.Logf("a Wait of %v: %d events, the last %s/%s", last.Latency.Round(time.Millisecond), len(all), last.Op, last.Outcome)
+	if len(all) < 3 || last.Op != ratelimit.OpWait || last.Outcome != ratelimit.OutcomeAllowed {
+		t.Fatalf("events of a Wait through one rejection: %+v; want its attempts, then one OpWait allowed", all)
+	}
+	for _, e := range all[:len(all)-1] {
+		if e.Op != ratelimit.OpAllow {
+			t.Fatalf("an attempt reported as %q, want %q: %+v", e.Op, ratelimit.OpAllow, all)
+		}
+	}
+	// The first attempt's RetryAfter, slept through, is part of the wait.
+	if slept := all[0].RetryAfter; last.Latency < slept || last.Limit.Name() != "slow" || last.Key != "user:1" || last.Err != nil {
+		t.Fatalf("OpWait %+v: want Latency >= %v slept, limit slow, key user:1, no error", last, slept)
+	}
+
+	// A deadline shorter than the wait ends it at once, as an error.
+	dctx, cancel := context.WithTimeout(ctx, every/10)
+	_, err = l.Wait(dctx, "user:1", lim)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("wait past its deadline: %v", err)
+	}
+	all = got.take()
+	last = all[len(all)-1]
+	if last.Op != ratelimit.OpWait || last.Outcome != ratelimit.OutcomeError || !errors.Is(last.Err, context.DeadlineExceeded) ||
+		last.RetryAfter <= 0 {
+		t.Fatalf("OpWait of a wait past its deadline: %+v; want OutcomeError, the deadline's error and the RetryAfter that passed it", last)
+	}
+
+	// n beyond the Burst is refused before any attempt.
+	if _, err := l.WaitN(ctx, "user:1", lim, 2); !errors.Is(err, ratelimit.ErrInvalidN) {
+		t.Fatalf("WaitN beyond the burst: %v", err)
+	}
+	if all := got.take(); len(all) != 0 {
+		t.Fatalf("bad input reached the hook: %+v", all)
+	}
+}

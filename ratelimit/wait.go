@@ -19,7 +19,24 @@ func (l *Limiter) Wait(ctx context.Context, key string, r Rule) (Result, error) 
 // error that matches context.DeadlineExceeded, without sleeping in vain.
 // n more than r can ever admit at once (a limit's Burst) returns ErrInvalidN
 // at once, since no wait would help.
+//
+// With WithHook, each attempt is reported as OpAllow and the whole call,
+// when it returns, as OpWait.
 func (l *Limiter) WaitN(ctx context.Context, key string, r Rule, n int) (Result, error) {
+	if l.cfg.hook == nil {
+		return l.waitN(ctx, key, r, n)
+	}
+	var one [1]Limit
+	if _, err := check(key, r, n, one[:0]); err != nil {
+		return Result{}, err // bad input: no attempt, no event
+	}
+	start := time.Now()
+	res, err := l.waitN(ctx, key, r, n)
+	l.reportWait(ctx, key, r, res, err, time.Since(start))
+	return res, err
+}
+
+func (l *Limiter) waitN(ctx context.Context, key string, r Rule, n int) (Result, error) {
 	for {
 		res, err := l.AllowN(ctx, key, r, n)
 		if err != nil || res.Allowed {

@@ -25,8 +25,8 @@
 //
 //   - lock.operation.duration, lock.wait.duration, lock.hold.duration,
 //     lock.lost, by lock.operation, lock.outcome, lock.lost.cause;
-//   - ratelimit.decisions, ratelimit.decision.duration, by
-//     ratelimit.operation, ratelimit.outcome and ratelimit.limit.name, and
+//   - ratelimit.decisions, ratelimit.decision.duration, ratelimit.wait.duration,
+//     by ratelimit.operation, ratelimit.outcome and ratelimit.limit.name, and
 //     ratelimit.cached on answers from the deny cache (counted, not timed);
 //   - httprate.requests, httprate.decision.duration, by httprate.outcome
 //     (allowed, rejected, failed_open, failed_closed, error) and
@@ -57,7 +57,7 @@
 // Each call gets a span under the caller's span (the parent is taken from
 // the call's context): "lock.acquire", "lock.wait", "lock.extend",
 // "lock.release", "lock.force_release", "ratelimit.allow",
-// "ratelimit.take", "ratelimit.peek", "ratelimit.reserve",
+// "ratelimit.wait", "ratelimit.take", "ratelimit.peek", "ratelimit.reserve",
 // "ratelimit.commit", "ratelimit.cancel", "semaphore.acquire",
 // "semaphore.wait", "semaphore.extend", "semaphore.release", "fence.write"
 // and, with ElectionHook, "election.attempt" and "election.renew", with the

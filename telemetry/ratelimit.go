@@ -10,7 +10,7 @@ import (
 
 // Attribute keys of ratelimit metrics and spans.
 const (
-	AttrRateLimitOperation = attribute.Key("ratelimit.operation")  // ratelimit.Op: allow, take, peek, reserve, commit or cancel
+	AttrRateLimitOperation = attribute.Key("ratelimit.operation")  // ratelimit.Op: allow, take, peek, reserve, commit or cancel (not wait)
 	AttrRateLimitOutcome   = attribute.Key("ratelimit.outcome")    // ratelimit.Outcome: allowed, rejected, expired, settled or error
 	AttrRateLimitLimit     = attribute.Key("ratelimit.limit.name") // the binding limit's Name
 	AttrRateLimitKey       = attribute.Key("ratelimit.key")        // only WithKeys
@@ -25,7 +25,11 @@ const (
 // named "ratelimit.<operation>". An answer from the deny cache
 // (ratelimit.WithDenyCache) carries ratelimit.cached=true and is counted
 // in ratelimit.decisions but not timed: the duration histogram holds round
-// trips only.
+// trips only. A Wait or WaitN is its attempts, each a decision of
+// operation allow, and the whole call, recorded in ratelimit.wait.duration
+// (s) by ratelimit.outcome and ratelimit.limit.name, with a span
+// "ratelimit.wait" for the whole call beside its attempts' spans, under the
+// same parent; it is not a decision of its own.
 //
 // It sets the Limiter's hook (ratelimit.WithHook): one Limiter has one
 // hook, and an option given after this one replaces it.
@@ -47,7 +51,10 @@ func (t *Telemetry) rateLimitEvent(ctx context.Context, e ratelimit.Event) {
 	}
 	build := func() *attrs {
 		kvs := make([]attribute.KeyValue, 0, 5)
-		kvs = append(kvs, AttrRateLimitOperation.String(string(k.op)), AttrRateLimitOutcome.String(string(k.outcome)))
+		if k.op != ratelimit.OpWait {
+			kvs = append(kvs, AttrRateLimitOperation.String(string(k.op)))
+		}
+		kvs = append(kvs, AttrRateLimitOutcome.String(string(k.outcome)))
 		if k.named {
 			kvs = append(kvs, AttrRateLimitLimit.String(k.limit))
 		}
@@ -65,8 +72,13 @@ func (t *Telemetry) rateLimitEvent(ctx context.Context, e ratelimit.Event) {
 	} else {
 		a = t.rlCache.get(k, build)
 	}
-	t.rlDecisions.Add(ctx, 1, a.add...)
-	if !e.Cached {
+	switch {
+	case e.Op == ratelimit.OpWait:
+		t.rlWait.Record(ctx, e.Latency.Seconds(), a.record...)
+	case e.Cached:
+		t.rlDecisions.Add(ctx, 1, a.add...)
+	default:
+		t.rlDecisions.Add(ctx, 1, a.add...)
 		t.rlDuration.Record(ctx, e.Latency.Seconds(), a.record...)
 	}
 	var extra []attribute.KeyValue

@@ -137,3 +137,44 @@ func TestRateLimitExpiredCommitIsCountedAsExpiredNotAsError(t *testing.T) {
 		t.Errorf("ratelimit.decisions{commit, error} = %d, want 0", got)
 	}
 }
+
+// A Wait is its attempts, each an allow decision, and one
+// ratelimit.wait.duration point and "ratelimit.wait" span for the whole
+// call: counted as a decision of its own, a caller that waited and got
+// through added a decision to the dashboard that no request made.
+func TestRateLimitWaitIsTimedAsAWholeAndNotCountedAsADecision(t *testing.T) {
+	s := redistest.Start(t)
+	o := newOtel(t)
+	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const every = 200 * time.Millisecond
+	lim := ratelimit.GCRA(1, every, 1).Named("slow")
+	if _, err := l.Allow(ctx, "user:1", lim); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Wait(ctx, "user:1", lim); err != nil {
+		t.Fatal(err)
+	}
+	allowed, name := telemetry.AttrRateLimitOutcome.String("allowed"), telemetry.AttrRateLimitLimit.String("slow")
+	if got := o.value(t, "ratelimit.wait.duration", allowed, name); got != 1 {
+		t.Errorf("ratelimit.wait.duration{allowed, slow} count %d, want 1", got)
+	}
+	if got := o.value(t, "ratelimit.decisions", telemetry.AttrRateLimitOperation.String("allow"), allowed, name); got != 2 {
+		t.Errorf("ratelimit.decisions{allow, allowed} = %d, want 2: the Allow and the Wait's last attempt", got)
+	}
+	for _, p := range o.points(t, "ratelimit.decisions") {
+		if op, _ := p.attrs.Value(telemetry.AttrRateLimitOperation); op.AsString() == "wait" {
+			t.Errorf("a Wait counted as a decision: %v", p.attrs)
+		}
+	}
+	sp := o.spanNamed("ratelimit.wait")
+	if len(sp) != 1 {
+		t.Fatalf("%d ratelimit.wait spans, want 1", len(sp))
+	}
+	if took := sp[0].EndTime.Sub(sp[0].StartTime); took < every/2 {
+		t.Errorf("the ratelimit.wait span lasts %v, want the wait (about %v)", took, every)
+	}
+}

@@ -92,9 +92,9 @@ type Telemetry struct {
 	lockLost                         metric.Int64Counter
 	lockCache                        cache[lockKind]
 
-	rlDecisions metric.Int64Counter
-	rlDuration  metric.Float64Histogram
-	rlCache     cache[rateLimitKind]
+	rlDecisions        metric.Int64Counter
+	rlDuration, rlWait metric.Float64Histogram
+	rlCache            cache[rateLimitKind]
 
 	semaphoreDuration, semaphoreWait, semaphoreHold metric.Float64Histogram
 	semaphoreLost                                   metric.Int64Counter
@@ -159,6 +159,7 @@ func New(opts ...Option) (*Telemetry, error) {
 	t.lockLost = count("lock.lost", "{lease}", "Leases given up while held, by cause (not_held: found gone; deadline: no renewal in time).")
 	t.rlDecisions = count("ratelimit.decisions", "{decision}", "Rate-limit decisions, by operation, outcome (allowed, rejected, expired, settled, error) and binding limit.")
 	t.rlDuration = hist("ratelimit.decision.duration", "Duration of rate-limit decisions, by outcome and binding limit.")
+	t.rlWait = hist("ratelimit.wait.duration", "Time Wait and WaitN took, waiting included, by outcome and binding limit.")
 	t.semaphoreDuration = hist("semaphore.operation.duration", "Duration of semaphore operations (acquire, extend, release), by outcome.")
 	t.semaphoreWait = hist("semaphore.wait.duration", "Time AcquireWait took, waiting included, by outcome.")
 	t.semaphoreHold = hist("semaphore.hold.duration", "How long a permit was held, from its grant to its release, by release outcome.")
