@@ -41,8 +41,9 @@
 // it failed (a call whose deadline passed on a frozen server breaks it),
 // and the calls that need it wait for that dial, bounded by the dial's
 // own timeout (5 s by default), not by their contexts: against a frozen
-// server a call may take up to the dial timeout. The
-// returned client is for the primitives. It answers
+// server a call may take up to the dial timeout. Set the rueidis client's
+// Dialer.Timeout to the longest a caller can wait (a middleware's Timeout,
+// say, plus a round trip). The returned client is for the primitives. It answers
 // the commands they send and the common commands of strings, hashes,
 // sorted sets and server administration; a reply type it does not convert
 // is an error naming the command. A go-redis hook goes on it with this
