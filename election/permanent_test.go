@@ -238,3 +238,59 @@ func TestRunStopsOnRedis62sRefusalOfTheAcquireScriptInsteadOfRetrying(t *testing
 		t.Fatalf("Run: %v, want an error matching lock.ErrRedisTooOld", err)
 	}
 }
+
+// A password rotated while the node runs: its connections are closed, and
+// each one it dials again is refused with WRONGPASS. That refusal comes
+// back on every attempt, on the leader's renewals and the follower's
+// acquires alike, so Run returns it instead of looking like a follower
+// waiting its turn; on rueidis and valkey-go, whose clients refuse a wrong
+// password when they are made, this is how a wrong password shows.
+func TestRunStopsWhenItsPasswordIsRotatedAwayInsteadOfRetrying(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	admin := client(t, s)
+	ctx := context.Background()
+	if err := admin.Do(ctx, "ACL", "SETUSER", "app", "on", ">right", "~*", "&*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := client(t, s, func(o *redis.Options) { o.Username, o.Password = "app", "right" })
+	cfg := permanentConfig(s, "rotated")
+	e, err := election.New(c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*cfg.TTL)
+	defer cancel()
+	elected := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- e.Run(rctx, func(ctx context.Context, _ election.Term) error {
+			close(elected)
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	select {
+	case <-elected:
+	case err := <-done:
+		t.Fatalf("Run before the rotation: %v", err)
+	}
+	if err := admin.Do(ctx, "ACL", "SETUSER", "app", "resetpass", ">new").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rotated := time.Now()
+	if err := admin.Do(ctx, "CLIENT", "KILL", "USER", "app").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The leader's next renewal fails on the closed connection; the next
+	// call dials and is refused; one RetryInterval later at most, again.
+	bound := cfg.TTL + 2*cfg.RetryInterval
+	select {
+	case err = <-done:
+	case <-time.After(bound):
+		t.Fatalf("Run still running %v after its password was rotated away", bound)
+	}
+	t.Logf("Run returned %v after the rotation: %v", time.Since(rotated).Round(time.Millisecond), err)
+	if redisCode(err) != "WRONGPASS" || rctx.Err() != nil {
+		t.Fatalf("Run: %v, want a redis.Error with code WRONGPASS", err)
+	}
+}
