@@ -67,9 +67,9 @@ const (
 // Event is one decision of a Limiter, given to the hook set with WithHook:
 // every Allow, AllowN, Take, Peek, Reserve, Commit and Cancel (and each
 // attempt of Wait and WaitN), answered by Redis or, with WithDenyCache, by
-// the cache (Cached); and each whole Wait and WaitN (OpWait). Bad input (an empty key, an invalid limit, n or
-// ttl) is returned before any decision and is not reported; nor is Reset,
-// which decides nothing.
+// the cache (Cached); and each whole Wait and WaitN (OpWait). Bad input
+// (an empty key, an invalid limit, n or ttl) is returned before any
+// decision and is not reported; nor is Reset, which decides nothing.
 type Event struct {
 	Op      Op
 	Outcome Outcome
