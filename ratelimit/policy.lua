@@ -27,6 +27,22 @@ else
   now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 end
 
+-- A read of a key's state: in a slot being migrated, a key that expired
+-- after the server checked the call's keys and before the script began is
+-- one this node no longer has, and redis.call fails ("non local key").
+-- Nothing is written yet, so the call answers TRYAGAIN, as the check would
+-- have had the key expired a moment sooner, and the client sends it again.
+local function read(...)
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r.err then
+    if string.find(r.err, 'non local key', 1, true) then
+      return nil, 'TRYAGAIN a key of the call expired in a slot being migrated'
+    end
+    return nil, r.err
+  end
+  return r
+end
+
 -- Read: every limit's state and guard, the latest time it was decided at
 -- (-1: none). The fields of a limit L, by algorithm:
 --   all      alg ('l', 'c', 'g'), cap, a, b (its numbers), guard, avail
@@ -42,7 +58,10 @@ for i = 1, #KEYS do
   local L = { alg = alg, cap = cap, a = a, b = b, guard = -1, avail = 0, last = false, score = 0, base = false,
     count = 0, c = 0, p = 0, fmt = false, cur = 0, prev = 0, start = 0, q = 0 }
   if alg == 'l' then
-    local newest = redis.call('ZRANGE', KEYS[i], '-1', '-1', 'WITHSCORES')
+    local newest, err = read('ZRANGE', KEYS[i], '-1', '-1', 'WITHSCORES')
+    if err then
+      return redis.error_reply(err)
+    end
     if newest[1] then
       L.last, L.score = newest[1], tonumber(newest[2])
       L.guard, L.base = L.score, L.last
@@ -55,7 +74,10 @@ for i = 1, #KEYS do
     -- GET, not one MGET of all keys: the states MGET read make the next
     -- SET store its value in a larger allocation (MEMORY USAGE 104 B per
     -- GCRA key instead of 88, Redis 7.0).
-    local v = redis.call('GET', KEYS[i])
+    local v, err = read('GET', KEYS[i])
+    if err then
+      return redis.error_reply(err)
+    end
     if v and alg == 'c' then
       local f = 'I' .. (#v - 7) / 2
       L.fmt = '>I7' .. f .. f

@@ -293,8 +293,19 @@ var (
 // policy.lua as a function policy(KEYS, ARGV) that decides and charges
 // exactly as a Policy's call does, reservations.lua's shared functions,
 // then the script's body. A Lua error's line number counts from the top
-// of that whole text.
+// of that whole text. policy.lua answers a read it cannot make with an
+// error reply (TRYAGAIN in a slot being migrated): as a Policy's whole
+// call it has written nothing then, but a reservation script may have
+// (expired reservations released, a settlement's give-back), so policy
+// raises it instead, an error the client does not send again.
 func reservationScript(src string) string {
 	first, rest, _ := strings.Cut(src, "\n")
-	return first + "\nlocal function policy(KEYS, ARGV)\n" + policySource + "\nend\n" + reservationsSource + "\n" + rest
+	return first + "\nlocal function decide(KEYS, ARGV)\n" + policySource + "\nend\n" +
+		"local function policy(KEYS, ARGV)\n" +
+		"  local rep = decide(KEYS, ARGV)\n" +
+		"  if type(rep) == 'table' then\n" +
+		"    error(rep.err)\n" +
+		"  end\n" +
+		"  return rep\n" +
+		"end\n" + reservationsSource + "\n" + rest
 }
