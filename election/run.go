@@ -227,14 +227,14 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 		reason = e.fencedOut(ctx, k)
 	case <-ctl.resign:
 		reason = ReasonResigned
-		if k.Context().Err() != nil { // the term had ended anyway
+		if ended(ctx, k) {
 			reason = e.why(ctx, k)
 		}
 	case fnErr = <-fnDone:
 		fnReturned = true
 		reason = ReasonResigned
 		switch {
-		case k.Context().Err() != nil: // the term had ended anyway
+		case ended(ctx, k):
 			reason, fnErr = e.why(ctx, k), nil
 		case stale.fired(): // fn stopped on ErrStale, as it should
 			reason, fnErr = e.fencedOut(ctx, k), nil
@@ -261,6 +261,14 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 		return reason, fnErr
 	}
 	return reason, nil
+}
+
+// ended reports whether the term k keeps had ended anyway when fn returned,
+// Resign was called or a write was refused as stale. Run's ctx is asked too, and first: the contexts
+// derived from it learn of its end one after another, so fn's may have
+// been cancelled, and fn returned, before the Keeper's is.
+func ended(ctx context.Context, k *lock.Keeper) bool {
+	return ctx.Err() != nil || k.Context().Err() != nil
 }
 
 // why classifies the end of the term k kept. The Keeper says whether a
@@ -295,7 +303,7 @@ func (e *Elector) late(k *lock.Keeper) Reason {
 // says why; only a term still within its deadline was fenced out.
 func (e *Elector) fencedOut(ctx context.Context, k *lock.Keeper) Reason {
 	switch {
-	case k.Context().Err() != nil:
+	case ended(ctx, k):
 		return e.why(ctx, k)
 	case !time.Now().Before(k.Deadline()):
 		return e.late(k)
