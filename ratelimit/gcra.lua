@@ -32,21 +32,9 @@ else
   now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 end
 
--- A read of a key's state: in a slot being migrated, a key that expired
--- after the server checked the call's keys and before the script began is
--- one this node no longer has, and redis.call fails ("non local key").
--- Nothing is written yet, so the call answers TRYAGAIN, as the check would
--- have had the key expired a moment sooner, and the client sends it again.
-local function read(...)
-  local r = redis.pcall(...)
-  if type(r) == 'table' and r.err then
-    if string.find(r.err, 'non local key', 1, true) then
-      return nil, 'TRYAGAIN a key of the call expired in a slot being migrated'
-    end
-    return nil, r.err
-  end
-  return r
-end
+-- read(...), for the first read of a key, before anything is written: a
+-- redis.pcall that answers TRYAGAIN where a key expired in a slot being
+-- migrated (readFunction in scripts.go, which puts it on line 2).
 
 local v, err = read('GET', KEYS[1])
 if err then

@@ -300,7 +300,7 @@ var (
 // raises it instead, an error the client does not send again.
 func reservationScript(src string) string {
 	first, rest, _ := strings.Cut(src, "\n")
-	return first + "\nlocal function decide(KEYS, ARGV)\n" + policySource + "\nend\n" +
+	return first + "\nlocal function decide(KEYS, ARGV)\n" + readFunction + policySource + "\nend\n" +
 		"local function policy(KEYS, ARGV)\n" +
 		"  local rep = decide(KEYS, ARGV)\n" +
 		"  if type(rep) == 'table' then\n" +
