@@ -75,16 +75,21 @@ elseif mode == 'allow' and avail >= n then
   granted = n
 end
 if granted > 0 then
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', floor)
+  -- Every write that adds comes before any that removes, so the set is
+  -- never empty in between: an emptied set is a deleted key, and on a
+  -- Cluster, in a slot being migrated, a key the node does not have is
+  -- another node's: the write after it would fail, with the removal kept.
+  -- Each write names other members than those before it, so the set ends
+  -- as in any order.
+  if base ~= last and score > now - win then
+    -- The guard moves to the new members: give the renamed one its name back.
+    redis.call('ZADD', key, string.format('%d', score), base)
+    redis.call('ZREM', key, last)
+  end
   local at = string.format('%d', now)
   local r = now - math.floor(now / win) * win -- now mod win, exact:
   if r < 0 then r = r + win elseif r >= win then r = r - win end -- the float quotient may round
   local name = r * cap + count -- the name of c = count + 1
-  if base ~= last and score > now - win then
-    -- The guard moves to the new members: give the renamed one its name back.
-    redis.call('ZREM', key, last)
-    redis.call('ZADD', key, string.format('%d', score), base)
-  end
   if granted == 1 then
     redis.call('ZADD', key, at, string.format('%d', name))
   else
@@ -101,6 +106,7 @@ if granted > 0 then
       redis.call('ZADD', key, unpack(args))
     end
   end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', floor)
   redis.call('PEXPIRE', key, string.format('%d', math.ceil(win / 1000)))
   return struct.pack('>i8i8i8i8i8i8', granted, 1, 1, avail - granted, 0, win)
 end

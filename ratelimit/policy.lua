@@ -150,11 +150,12 @@ for i, L in ipairs(ls) do
     local win, count = L.a, L.count
     local floor = string.format('%d', now - win)
     if granted > 0 then
-      redis.call('ZREMRANGEBYSCORE', key, '-inf', floor)
+      -- Adds before removals, as in log.lua: an emptied set is a deleted
+      -- key, which a write after it may not touch in a migrating slot.
       if L.base ~= L.last and L.score > now - win then
         -- The guard moves to the new members: give the renamed one its name back.
-        redis.call('ZREM', key, L.last)
         redis.call('ZADD', key, string.format('%d', L.score), L.base)
+        redis.call('ZREM', key, L.last)
       end
       local at = string.format('%d', now)
       local r = now - math.floor(now / win) * win -- now mod win, exact:
@@ -176,6 +177,7 @@ for i, L in ipairs(ls) do
           redis.call('ZADD', key, unpack(args))
         end
       end
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', floor)
       redis.call('PEXPIRE', key, string.format('%d', math.ceil(win / 1000)))
       left, reset = L.avail - granted, win
     else

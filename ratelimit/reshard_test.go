@@ -107,3 +107,85 @@ func TestPolicyDecisionsDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 		}
 	}
 }
+
+// In a slot being migrated, a key its node does not have is another
+// node's, and a script that writes one fails ("Script attempted to access a
+// non local key") after whatever it wrote before. A sliding log whose only
+// member a call removed and wrote again deleted its key between the two:
+// an Allow after a rejection (which had renamed that member) failed so,
+// alone and in a Policy, where the Policy's other limit was already
+// charged. Each write that adds comes before the one that removes, so the
+// key is never deleted in a call that then writes it.
+func TestSlidingLogDecisionDoesNotFailOnItsOwnDeletedKeyInAMigratingSlot(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	c := cl.PrimitiveClient(t)
+	ctx := context.Background()
+	log := ratelimit.SlidingLog(2, time.Minute)
+	for i, tc := range []struct {
+		name  string
+		rule  ratelimit.Rule
+		batch int
+	}{
+		{"log", log, 0},
+		{"policy", ratelimit.Policy{ratelimit.GCRA(10, time.Minute, 10), log}, 0},
+		{"log batched", log, 4},
+		{"policy batched", ratelimit.Policy{ratelimit.GCRA(10, time.Minute, 10), log}, 4},
+	} {
+		opts := []ratelimit.Option{ratelimit.WithPrefix("mig" + strconv.Itoa(i) + ":")}
+		if tc.batch > 0 {
+			opts = append(opts, ratelimit.WithBatching(tc.batch))
+		}
+		l, err := ratelimit.New(c, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const user = "m" // its keys' hash tag: {m}
+		if res, err := l.Allow(ctx, user, tc.rule); err != nil || !res.Allowed {
+			t.Fatalf("%s: first Allow: %+v, %v", tc.name, res, err)
+		}
+		if res, err := l.AllowN(ctx, user, tc.rule, 2); err != nil || res.Allowed {
+			t.Fatalf("%s: AllowN(2) with one left: %+v, %v, want a rejection", tc.name, res, err)
+		}
+		_, _, abandon := cl.BeginSlotMigration(t, "{"+user+"}")
+		res, err := l.Allow(ctx, user, tc.rule)
+		abandon()
+		if err != nil || !res.Allowed {
+			t.Errorf("%s: Allow with one left, its slot migrating: %+v, %v, want allowed", tc.name, res, err)
+		}
+		if res, err := l.Allow(ctx, user, tc.rule); err != nil || res.Allowed {
+			t.Errorf("%s: a third Allow of 2: %+v, %v, want a rejection", tc.name, res, err)
+		}
+	}
+}
+
+// Settling a reservation replaces its record's member with a tombstone.
+// Removing the member first deleted the record when it was the only one,
+// and in a slot being migrated the tombstone's write then failed, after
+// what the commit gave back had been written: the commit reported an
+// error though it had partly taken effect.
+func TestCommitDoesNotFailOnItsOwnDeletedRecordInAMigratingSlot(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	c := cl.PrimitiveClient(t)
+	ctx := context.Background()
+	l, err := ratelimit.New(c, ratelimit.WithPrefix("migrsv:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const user = "r" // its keys' hash tag: {r}
+	for _, rule := range []ratelimit.Rule{ratelimit.GCRA(100, time.Minute, 100), ratelimit.SlidingLog(100, time.Minute)} {
+		rs, err := l.Reserve(ctx, user, rule, 10, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, abandon := cl.BeginSlotMigration(t, "{"+user+"}")
+		res, err := rs.Commit(ctx, 4)
+		abandon()
+		if err != nil {
+			t.Errorf("%v: Commit with its slot migrating: %v", rule, err)
+			continue
+		}
+		if res.Remaining != 96 {
+			t.Errorf("%v: Commit(4) of 10 reserved: %d remaining, want 96", rule, res.Remaining)
+		}
+	}
+}

@@ -57,8 +57,10 @@ if member then
     if mode == 'commit' then
       tomb = id .. 'c' .. struct.pack('>I8', charged)
     end
-    redis.call('ZREM', rkey, member)
+    -- The tomb first: removing the only member would delete the record,
+    -- which a Cluster node migrating its slot would then refuse to write.
     redis.call('ZADD', rkey, exp, tomb)
+    redis.call('ZREM', rkey, member)
     keepRecord(rkey, now, holdOf(ls))
   end
 end
