@@ -264,9 +264,10 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 }
 
 // ended reports whether the term k keeps had ended anyway when fn returned,
-// Resign was called or a write was refused as stale. Run's ctx is asked too, and first: the contexts
-// derived from it learn of its end one after another, so fn's may have
-// been cancelled, and fn returned, before the Keeper's is.
+// Resign was called or a write was refused as stale. Run's ctx is asked
+// too, and first: the contexts derived from it learn of its end one after
+// another, so fn's may have been cancelled, and fn returned, before the
+// Keeper's is.
 func ended(ctx context.Context, k *lock.Keeper) bool {
 	return ctx.Err() != nil || k.Context().Err() != nil
 }
