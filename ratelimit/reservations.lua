@@ -198,6 +198,14 @@ local function release(keys, ls, rkey, now)
     end
   end
   if #gone > 0 then
+    -- Removing every member would delete the record, and on a Cluster, in
+    -- a slot being migrated, the node then refuses any later command on it
+    -- (reserve.lua's ZADD), keeping what was written before. A record that
+    -- would be emptied keeps a placeholder instead: a member named '' just
+    -- past now, which no lookup matches and the next release drops.
+    if #gone == redis.call('ZCOUNT', rkey, '-inf', '+inf') then -- (ZCARD would add a command to the ACL)
+      redis.call('ZADD', rkey, string.format('%d', now + 1), '')
+    end
     redis.call('ZREM', rkey, unpack(gone))
   end
 end

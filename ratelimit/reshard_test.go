@@ -189,3 +189,44 @@ func TestCommitDoesNotFailOnItsOwnDeletedRecordInAMigratingSlot(t *testing.T) {
 		}
 	}
 }
+
+// A Reserve first releases its rule's reservations past their expiry,
+// removing them from the rule's record. When they were all it held, the
+// record was deleted, and in a slot being migrated the new reservation's
+// write to it then failed, after its amount had been charged: the call
+// reported an error, and the charge stood with no reservation to settle
+// or expire (90 of 100 left instead of 100). The record now keeps a
+// placeholder member instead of being emptied.
+func TestReserveDoesNotFailOnItsEmptiedRecordInAMigratingSlot(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	c := cl.PrimitiveClient(t)
+	ctx := context.Background()
+	const user = "e" // its keys' hash tag: {e}
+	for i, rule := range []ratelimit.Rule{ratelimit.GCRA(100, time.Minute, 100), ratelimit.SlidingCounter(100, time.Minute)} {
+		l, err := ratelimit.New(c, ratelimit.WithPrefix("migexp"+strconv.Itoa(i)+":"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const ttl = 50 * time.Millisecond
+		if _, err := l.Reserve(ctx, user, rule, 10, ttl); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * ttl) // past its expiry on the server's clock too
+		_, _, abandon := cl.BeginSlotMigration(t, "{"+user+"}")
+		rs, err := l.Reserve(ctx, user, rule, 10, time.Minute)
+		abandon()
+		if err != nil {
+			t.Errorf("%v: Reserve after the only reservation expired, its slot migrating: %v", rule, err)
+			continue
+		}
+		if res, err := l.Peek(ctx, user, rule); err != nil || res.Remaining != 90 {
+			t.Errorf("%v: after the expired reservation's release and a new one of 10: %d remaining, %v; want 90", rule, res.Remaining, err)
+		}
+		if _, err := rs.Cancel(ctx); err != nil {
+			t.Errorf("%v: Cancel: %v", rule, err)
+		}
+		if res, err := l.Peek(ctx, user, rule); err != nil || res.Remaining != 100 {
+			t.Errorf("%v: after Cancel: %d remaining, %v; want 100", rule, res.Remaining, err)
+		}
+	}
+}
