@@ -60,8 +60,12 @@ func TestNaiveClientSideSlidingWindowAdmitsAlmostEveryoneUnderConcurrency(t *tes
 	// one caller's three round trips before the next caller is scheduled at
 	// all: then the burst looks serial and admits exactly 5. Between app
 	// servers and Redis a round trip takes a LAN's hundreds of microseconds,
-	// and that is the gap other callers fall into. The client adds it.
-	redistest.AddHook(c, redistest.Latency(300*time.Microsecond))
+	// up to a millisecond across zones, and that is the gap other callers
+	// fall into. The client adds a millisecond: with 300 µs, timers that
+	// fire late under -race staggered the callers so that a burst admitted
+	// 7 of 100 here, and once, in CI, 5; with 1 ms, at least 19 in 200
+	// bursts, 100 of them beside three busy loops.
+	redistest.AddHook(c, redistest.Latency(time.Millisecond))
 	warm(t, func(ctx context.Context) error { return c.Ping(ctx).Err() }, 100)
 	sw := &naiveratelimit.SlidingWindow{Client: c, Limit: 5, Window: time.Minute}
 	key := s.Prefix() + "naive-sliding"
