@@ -7,8 +7,6 @@ import (
 	"hash/maphash"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // A Batcher coalesces the script calls that goroutines make at the same
@@ -40,48 +38,36 @@ type Batcher struct {
 	lanes [2]lane
 }
 
-// An Exec sends one batch's calls and sets each call's Cmd. The calls are
-// in arrival order; ctx carries the batch's deadline, the latest of its
-// calls'. RunBatch is the default. On a Redis Cluster an Exec gets the
-// calls of one primary and that node's pipelines (bynode.go): a call
-// it leaves refused by a migration (MOVED, ASK, TRYAGAIN: it did not run)
-// is sent again by the Batcher through the cluster client.
-type Exec func(ctx context.Context, newPipeline func() redis.Pipeliner, calls []Call)
-
-// ErrNoPipeline is NewBatcher's error for a client without Pipeline.
-var ErrNoPipeline = errors.New("a batching client needs Pipeline")
+// An Exec sends one batch's calls on c and sets each call's Reply and
+// Err. The calls are in arrival order; ctx carries the batch's deadline,
+// the latest of its calls'. Send is the default.
+type Exec func(ctx context.Context, c Client, calls []Call)
 
 // ErrSentThenEnded wraps the context error of a batched call that ended
 // while its batch was in flight.
 var ErrSentThenEnded = errors.New("the context ended while its batch was in flight; the call may have run")
 
-// NewBatcher returns a Batcher that sends batches of up to size calls
-// through client's pipelines (every go-redis client has Pipeline; a
-// Cluster client splits each batch by node) with exec, or RunBatch if exec
-// is nil. A client without Pipeline is ErrNoPipeline; size must be
-// positive.
-func NewBatcher(client any, size int, exec Exec) (*Batcher, error) {
-	p, ok := client.(pipeliner)
-	if !ok {
-		return nil, fmt.Errorf("%w (%T has none)", ErrNoPipeline, client)
-	}
+// NewBatcher returns a Batcher that sends batches of up to size calls on
+// client (in one round trip per server: Client.Eval) with exec, or Send if
+// exec is nil. size must be positive.
+func NewBatcher(client Client, size int, exec Exec) (*Batcher, error) {
 	if size < 1 {
 		return nil, fmt.Errorf("batch size %d, must be positive", size)
 	}
 	if exec == nil {
-		exec = RunBatch
+		exec = Send
 	}
 	b := &Batcher{seed: maphash.MakeSeed()}
 	for i := range b.lanes {
-		b.lanes[i] = lane{pipe: p, max: size, exec: exec}
+		b.lanes[i] = lane{client: client, max: size, exec: exec}
 	}
 	return b, nil
 }
 
 // Do runs s with keys and args in the lane of key, in a batch with the
-// calls of the same moment, and returns its command, as Run would. Calls
+// calls of the same moment, and returns its outcome, as Run would. Calls
 // with the same key run in the order Do was called.
-func (b *Batcher) Do(ctx context.Context, key string, s *Script, keys []string, args []any) *redis.Cmd {
+func (b *Batcher) Do(ctx context.Context, key string, s *Script, keys []string, args []any) Reply {
 	return b.lane(key).do(ctx, s, keys, args)
 }
 
@@ -100,7 +86,7 @@ func (b *Batcher) lane(key string) *lane {
 // A lane sends one batch at a time. busy is set while a batch is in
 // flight; calls arriving meanwhile queue in pending, in arrival order.
 type lane struct {
-	pipe    pipeliner
+	client  Client
 	max     int
 	exec    Exec
 	mu      sync.Mutex
@@ -124,20 +110,13 @@ type batchCall struct {
 	args   []any
 	state  int
 	batch  []*batchCall  // when leading: the batch to send, self included
-	cmd    *redis.Cmd    // when done: the reply
+	reply  Reply         // when done: the outcome
 	wake   chan struct{} // one send: done, or leading
 }
 
-// errCmd is a command that failed with err without being sent.
-func errCmd(ctx context.Context, err error) *redis.Cmd {
-	cmd := redis.NewCmd(ctx)
-	cmd.SetErr(err)
-	return cmd
-}
-
-func (b *lane) do(ctx context.Context, s *Script, keys []string, args []any) *redis.Cmd {
+func (b *lane) do(ctx context.Context, s *Script, keys []string, args []any) Reply {
 	if err := ctx.Err(); err != nil {
-		return errCmd(ctx, err)
+		return Reply{Err: err}
 	}
 	c := &batchCall{ctx: ctx, script: s, keys: keys, args: args, wake: make(chan struct{}, 1)}
 	b.mu.Lock()
@@ -146,7 +125,7 @@ func (b *lane) do(ctx context.Context, s *Script, keys []string, args []any) *re
 		c.state = callLeading
 		b.mu.Unlock()
 		b.send(c, []*batchCall{c})
-		return c.cmd
+		return c.reply
 	}
 	b.pending = append(b.pending, c)
 	b.mu.Unlock()
@@ -159,10 +138,10 @@ func (b *lane) do(ctx context.Context, s *Script, keys []string, args []any) *re
 		case callPending:
 			b.remove(c)
 			b.mu.Unlock()
-			return errCmd(ctx, ctx.Err())
+			return Reply{Err: ctx.Err()}
 		case callSent:
 			b.mu.Unlock()
-			return errCmd(ctx, fmt.Errorf("%w: %w", ctx.Err(), ErrSentThenEnded))
+			return Reply{Err: fmt.Errorf("%w: %w", ctx.Err(), ErrSentThenEnded)}
 		}
 		b.mu.Unlock()
 		<-c.wake // leading or done: the wake-up is sent or on its way
@@ -170,7 +149,7 @@ func (b *lane) do(ctx context.Context, s *Script, keys []string, args []any) *re
 	if c.state == callLeading {
 		b.send(c, c.batch)
 	}
-	return c.cmd
+	return c.reply
 }
 
 // remove drops c from pending, keeping the others' order. The caller
@@ -191,7 +170,7 @@ func (b *lane) send(lead *batchCall, batch []*batchCall) {
 	live := make([]*batchCall, 0, len(batch))
 	for _, c := range batch {
 		if err := c.ctx.Err(); err != nil {
-			c.cmd = errCmd(c.ctx, err) // not sent
+			c.reply = Reply{Err: err} // not sent
 			continue
 		}
 		live = append(live, c)
@@ -206,14 +185,6 @@ func (b *lane) send(lead *batchCall, batch []*batchCall) {
 			defer cancel()
 		}
 		b.run(ctx, live)
-		for _, c := range live {
-			// A call past its own deadline reports it, as Run does.
-			if err := c.cmd.Err(); err != nil {
-				if derr := deadlineError(c.ctx, err); derr != err {
-					c.cmd.SetErr(derr)
-				}
-			}
-		}
 	}
 
 	b.mu.Lock()
@@ -232,8 +203,8 @@ func (b *lane) send(lead *batchCall, batch []*batchCall) {
 	}
 }
 
-// run sends the calls with the lane's Exec (RunBatch: one pipeline,
-// EVALSHA each, the few the server answers NOSCRIPT once more with their
+// run sends the calls with the lane's Exec (Send: one round trip per
+// server, the few calls the server answers NOSCRIPT once more with their
 // source, after the others of the batch: concurrent calls, whose order no
 // caller can observe).
 func (b *lane) run(ctx context.Context, calls []*batchCall) {
@@ -241,15 +212,9 @@ func (b *lane) run(ctx context.Context, calls []*batchCall) {
 	for i, c := range calls {
 		batch[i] = Call{Script: c.script, Keys: c.keys, Args: c.args}
 	}
-	if cc, ok := b.pipe.(*redis.ClusterClient); ok {
-		runByNode(ctx, cc, b.exec, batch)
-	} else {
-		b.exec(ctx, b.pipe.Pipeline, batch)
-	}
+	b.exec(ctx, b.client, batch)
 	for i, c := range calls {
-		if c.cmd = batch[i].Cmd; c.cmd == nil {
-			c.cmd = errCmd(c.ctx, fmt.Errorf("%s: the batch sent no command for it", c.script.name))
-		}
+		c.reply = batch[i].Result()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
 )
@@ -28,7 +29,7 @@ end`)
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- slow.Run(ctx, runner, nil, busy.Microseconds()).Err() }()
+	go func() { done <- slow.Run(ctx, goredisadapter.New(runner), nil, busy.Microseconds()).Err }()
 	// Nothing outside can see that the script has started (the server answers
 	// nobody while it runs), so there is no condition to wait for: the PING
 	// goes a sixth of the way into the script's run.

@@ -7,19 +7,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
 func TestMain(m *testing.M) { redistest.VerifyMain(m) }
-
-// Every kind of go-redis client fits the runner.
-var (
-	_ luascripts.Client = (*redis.Client)(nil)
-	_ luascripts.Client = (*redis.ClusterClient)(nil)
-	_ luascripts.Client = (*redis.Ring)(nil)
-	_ luascripts.Client = redis.UniversalClient(nil)
-)
 
 func TestRunFallsBackToEvalAfterScriptFlush(t *testing.T) {
 	s := redistest.Start(t)
@@ -35,7 +28,7 @@ func TestRunFallsBackToEvalAfterScriptFlush(t *testing.T) {
 	if err := c.EvalSha(ctx, incr.SHA1(), []string{key}).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOSCRIPT") {
 		t.Fatalf("EVALSHA of an unknown script: %v, want NOSCRIPT", err)
 	}
-	if n, err := incr.Run(ctx, c, []string{key}).Int(); err != nil || n != 1 {
+	if n, err := incr.Run(ctx, goredisadapter.New(c), []string{key}).Int(); err != nil || n != 1 {
 		t.Fatalf("first run: %d, %v", n, err)
 	}
 	// EVAL cached it: now EVALSHA alone works.
@@ -45,7 +38,7 @@ func TestRunFallsBackToEvalAfterScriptFlush(t *testing.T) {
 	if err := c.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := incr.Run(ctx, c, []string{key}).Int(); err != nil || n != 3 {
+	if n, err := incr.Run(ctx, goredisadapter.New(c), []string{key}).Int(); err != nil || n != 3 {
 		t.Fatalf("run after SCRIPT FLUSH: %d, %v (the script must run exactly once)", n, err)
 	}
 }
@@ -56,7 +49,7 @@ func TestScriptErrorIsReturnedNotRetried(t *testing.T) {
 	ctx := context.Background()
 	key := s.Prefix() + "n"
 	bad := luascripts.New("bad", "redis.call('INCR', KEYS[1]); return redis.error_reply('BOOM')")
-	if err := bad.Run(ctx, c, []string{key}).Err(); err == nil || !strings.Contains(err.Error(), "BOOM") {
+	if err := bad.Run(ctx, goredisadapter.New(c), []string{key}).Err; err == nil || !strings.Contains(err.Error(), "BOOM") {
 		t.Fatalf("err = %v, want BOOM", err)
 	}
 	if n := c.Get(ctx, key).Val(); n != "1" {
@@ -69,7 +62,7 @@ func TestReadOnlyScriptCannotWrite(t *testing.T) {
 	c := s.Client(t)
 	ctx := context.Background()
 	w := luascripts.NewReadOnly("w", "#!lua flags=no-writes\nreturn redis.call('SET', KEYS[1], 'x')")
-	if err := w.Run(ctx, c, []string{s.Prefix() + "k"}).Err(); err == nil {
+	if err := w.Run(ctx, goredisadapter.New(c), []string{s.Prefix() + "k"}).Err; err == nil {
 		t.Fatal("a read-only script wrote")
 	}
 }
@@ -105,33 +98,9 @@ func TestIsNilSeesANilClientInsideTheInterface(t *testing.T) {
 	}
 }
 
-// After a SCRIPT FLUSH the pipelined form sends the script once more with
-// EVAL, together with the commands queued after it, and the script runs
-// exactly once.
-func TestRunPipelinedFallsBackToEvalAfterScriptFlush(t *testing.T) {
-	s := redistest.Start(t)
-	c := s.Client(t)
-	ctx := context.Background()
-	incr := luascripts.New("incr", "return redis.call('INCR', KEYS[1])")
-	key := s.Prefix() + "n"
-	if err := c.ScriptFlush(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
-	var get *redis.StringCmd
-	cmd := incr.RunPipelined(ctx, c.Pipeline, []string{key}, nil, func(p redis.Pipeliner) {
-		get = p.Get(ctx, key)
-	})
-	if n, err := cmd.Int(); err != nil || n != 1 {
-		t.Fatalf("script: %d, %v; want 1", n, err)
-	}
-	if v, err := get.Result(); err != nil || v != "1" {
-		t.Fatalf("command queued after the script: %q, %v; want \"1\" from the second pipeline", v, err)
-	}
-}
-
 // A batch sent after a SCRIPT FLUSH: every call answers NOSCRIPT and goes
 // once more with its source, and each runs exactly once.
-func TestRunBatchFallsBackToEvalAfterScriptFlushAndRunsEachCallOnce(t *testing.T) {
+func TestSendOfABatchFallsBackToEvalAfterScriptFlushAndRunsEachCallOnce(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t)
 	ctx := context.Background()
@@ -146,13 +115,13 @@ func TestRunBatchFallsBackToEvalAfterScriptFlushAndRunsEachCallOnce(t *testing.T
 		{Script: incr, Keys: []string{key}},
 		{Script: get, Keys: []string{key}},
 	}
-	luascripts.RunBatch(ctx, c.Pipeline, calls)
+	luascripts.Send(ctx, goredisadapter.New(c), calls)
 	for i, want := range []int64{1, 2} {
-		if n, err := calls[i].Cmd.Int64(); err != nil || n != want {
+		if n, err := calls[i].Result().Int64(); err != nil || n != want {
 			t.Fatalf("call %d: %d, %v; want %d", i, n, err, want)
 		}
 	}
-	if v, err := calls[2].Cmd.Text(); err != nil || v != "2" {
+	if v, err := calls[2].Result().Text(); err != nil || v != "2" {
 		t.Fatalf("read-only call: %q, %v; want \"2\"", v, err)
 	}
 	if v := c.Get(ctx, key).Val(); v != "2" {

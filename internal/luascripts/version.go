@@ -16,8 +16,8 @@ var ErrRedisTooOld = errors.New("needs Redis 7.0 or later")
 
 // CheckVersion returns err wrapped with ErrRedisTooOld when it is how a
 // server older than 7.0 refuses a script call, and err unchanged otherwise.
-// Run and RunPipelined apply it; a caller that queues scripts on a pipeline
-// of its own applies it to each command's error.
+// Run, RunWait, Send and SendOnce apply it; a caller that sends calls with
+// Client.Eval itself applies it to each call's error.
 func CheckVersion(err error) error {
 	if err == nil || errors.Is(err, ErrRedisTooOld) {
 		return err

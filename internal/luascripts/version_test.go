@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
 )
@@ -19,14 +20,14 @@ func TestAServerWithoutTheReadOnlyCommandsSaysItNeedsRedis7(t *testing.T) {
 	c := s.Client(t)
 	ctx := context.Background()
 	ro := luascripts.NewReadOnly("get", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])")
-	err := ro.Run(ctx, c, []string{"k"}).Err()
+	err := ro.Run(ctx, goredisadapter.New(c), []string{"k"}).Err
 	if !errors.Is(err, luascripts.ErrRedisTooOld) {
 		t.Fatalf("read-only script on a server without EVALSHA_RO: %v; want ErrRedisTooOld", err)
 	}
 	t.Logf("the error reads: %v", err)
 	// Scripts that write still run: only what 7.0 added is missing.
 	w := luascripts.New("set", "return redis.call('SET', KEYS[1], 'v')")
-	if err := w.Run(ctx, c, []string{"k"}).Err(); err != nil {
+	if err := w.Run(ctx, goredisadapter.New(c), []string{"k"}).Err; err != nil {
 		t.Fatalf("a plain script: %v", err)
 	}
 }
@@ -42,17 +43,17 @@ func TestRedis62sRefusalOfTheReadOnlyScriptsSaysItNeedsRedis7(t *testing.T) {
 	c := s.Client(t, func(o *redis.Options) { o.Addr = r.Addr() })
 	ctx := context.Background()
 	ro := luascripts.NewReadOnly("get", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])")
-	err := ro.Run(ctx, c, []string{s.Prefix() + "k"}).Err()
+	err := ro.Run(ctx, goredisadapter.New(c), []string{s.Prefix() + "k"}).Err
 	if !errors.Is(err, luascripts.ErrRedisTooOld) {
 		t.Fatalf("read-only script on Redis 6.2: %v; want ErrRedisTooOld", err)
 	}
 	t.Logf("the error reads: %v", err)
 	flagged := luascripts.New("flagged", "#!lua flags=no-writes\nreturn 1")
-	if err := flagged.Run(ctx, c, nil).Err(); !errors.Is(err, luascripts.ErrRedisTooOld) {
+	if err := flagged.Run(ctx, goredisadapter.New(c), nil).Err; !errors.Is(err, luascripts.ErrRedisTooOld) {
 		t.Errorf("script with a flags line on Redis 6.2: %v; want ErrRedisTooOld", err)
 	}
 	w := luascripts.New("set", "return redis.call('SET', KEYS[1], 'v')")
-	if err := w.Run(ctx, c, []string{s.Prefix() + "k"}).Err(); err != nil {
+	if err := w.Run(ctx, goredisadapter.New(c), []string{s.Prefix() + "k"}).Err; err != nil {
 		t.Fatalf("a plain script on Redis 6.2: %v", err)
 	}
 }
@@ -80,7 +81,7 @@ func TestCheckVersionKnowsTheRefusalsOfAServerOlderThan7(t *testing.T) {
 // server runs the scripts.
 func TestServerVersionReadsTheServersOwnVersion(t *testing.T) {
 	s := redistest.Start(t)
-	version, scriptsRun, err := luascripts.ServerVersion(context.Background(), s.Client(t))
+	version, scriptsRun, err := luascripts.ServerVersion(context.Background(), goredisadapter.New(s.Client(t)))
 	if err != nil || version == "" || !scriptsRun {
 		t.Fatalf("ServerVersion: %q, %v, %v; want a 7.x version that runs the scripts", version, scriptsRun, err)
 	}
