@@ -1,55 +1,66 @@
 // Package rueidisadapter runs every primitive of this project (lock,
-// fence, fence/pgfence's Redis side, ratelimit, election, semaphore) on a
-// rueidis client.
-//
-// The primitives take go-redis clients. New returns a *redis.Client that
-// opens no connection of its own: a hook sends each of its commands, and
-// each of its pipelines, through the rueidis client, and turns the replies
-// back into go-redis's. So each primitive runs its one code path, the one
-// its tests hold to, with rueidis's connections, auto-pipelining, Sentinel
-// and Cluster routing underneath:
+// fence, fence/pgfence's Redis side, ratelimit, semaphore, election) on a
+// rueidis client:
 //
 //	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
 //	...
-//	client, err := rueidisadapter.New(rc)
-//	...
-//	locker, err := lock.New(client)
+//	locker, err := lock.New(rueidisadapter.New(rc))
 //
-// What holds, as on go-redis:
+// New takes any rueidis client: of one server, of a Sentinel-monitored
+// primary (ClientOption.Sentinel) or of a Cluster. The calls run on its
+// own connections and options: its auto-pipelining, its Cluster routing,
+// its retries. Closing it ends them.
 //
-//   - Every call is counted once. rueidis sends a command again after a
-//     failed connection only if it is marked retryable, and then until its
-//     context ends; the adapter marks a call that may run twice (read-only
-//     scripts, idempotent ones, WAIT) when its context has a deadline, so
-//     that a call without one returns while the server is down. A script
-//     that writes is never sent twice (the call ends with an error
-//     instead, and may or may not have run, as with a timeout). MOVED, ASK
-//     and TRYAGAIN, which prove the command did not run, are followed or
-//     retried.
-//   - Scripts are sent as EVALSHA, with EVAL after NOSCRIPT; errors match
-//     as they do on go-redis (redis.Nil, NOSCRIPT, NOPERM and WRONGPASS
-//     replies as redis.Error, lock.ErrRedisTooOld), context errors are
-//     the context's.
-//   - Release notifications (lock's and semaphore's AcquireWait) subscribe
-//     through rueidis; WithReplicas' WAIT shares its write's connection.
-//   - On a Cluster, rueidis routes each call by its first key's slot.
-//     ratelimit's batching sends each decision as its own call there (in
-//     one round trip per node), not as one script call per node.
+// # What holds
 //
-// What does not: a call's context does not bound a wait for a connection
-// that another call is dialling. rueidis dials a connection again after
-// it failed (a call whose deadline passed on a frozen server breaks it),
-// and the calls that need it wait for that dial, bounded by the dial's
-// own timeout (5 s by default), not by their contexts: against a frozen
-// server a call may take up to the dial timeout. Set the rueidis client's
-// Dialer.Timeout to the longest a caller can wait (a middleware's Timeout,
-// say, plus a round trip). The returned client is for the primitives. It answers
-// the commands they send and the common commands of strings, hashes,
-// sorted sets and server administration; a reply type it does not convert
-// is an error naming the command. A go-redis hook goes on it with this
-// package's AddHook, not the client's own (whose hooks would run after the
-// adapter's, which ends the chain: a client given one that way fails each
-// call, saying so); or instrument the rueidis client. Subscribe on it, and
-// transactions (TxPipeline, Watch), fail with ErrUnsupported. Closing it
-// closes nothing: close the rueidis client.
+// With rueidis's default options:
+//
+//   - A script that writes runs at most once per call. rueidis sends a
+//     command again after a failed connection only if it is marked
+//     retryable, and such a call never is: when its connection fails after
+//     it was written, the call ends with an error matching the primitive's
+//     ErrReplyLost (it may or may not have run, as after a timeout). A call
+//     of a read-only or idempotent script is marked when its context has a
+//     deadline, and rueidis sends it again within it; without one it is
+//     not (rueidis would send it again until the context ends).
+//   - A batch (the primitives' WithBatching) is one DoMulti: one round
+//     trip per server, in parallel across a Cluster's nodes, each call
+//     routed by its first key's slot. rueidis follows MOVED and ASK; a
+//     TRYAGAIN comes back to the primitive, which sends the call again. A
+//     script that must not follow an ASK (ratelimit's batch.lua) goes on a
+//     dedicated connection to its slot's node, which follows no redirect.
+//   - WithReplicas' WAIT goes with its script on one connection: one from
+//     rueidis's pool for blocking commands, on a Cluster a dedicated one
+//     to the node of the script's key.
+//   - Release notifications (AcquireWait) subscribe on a dedicated
+//     connection; on a Cluster on one node, which gets every node's
+//     messages.
+//   - Replies read as on every client, RESP3's booleans as RESP2's. An
+//     error reply keeps its code ("ERR ...", which rueidis's own error
+//     drops) and wraps rueidis's *rueidis.RedisError, which errors.As
+//     finds; a call on a closed client fails with an error that says so.
+//
+// # What does not
+//
+//   - A call's context does not bound its wait for a connection that
+//     another call is dialling. rueidis dials a connection again after it
+//     failed (a call whose deadline passed on a frozen server breaks it),
+//     and the calls that need it wait for that dial, bounded by the dial's
+//     own timeout (Dialer.Timeout, 5 s by default), not by their contexts:
+//     against a frozen server a call may take up to the dial timeout. Set
+//     Dialer.Timeout to the longest a caller can wait (a middleware's
+//     Timeout, say, plus a round trip).
+//   - Nor does it bound a subscription's dial on one server or a
+//     Sentinel's primary (rueidis dials a dedicated connection without a
+//     context): AcquireWait against a frozen server may wait the dial
+//     timeout before its first try. On a Cluster the dial is the
+//     context's.
+//   - ClientOption.ConnLifetime breaks the at-most-once guarantee: rueidis
+//     sends again every call whose connection reached its lifetime before
+//     the call's reply came (a server slower than a second to answer), the
+//     written ones too. Leave it unset.
+//   - On a Cluster, a primitive cannot ask which node serves a key (rueidis
+//     keeps its slot table to itself), so ratelimit's batching sends each
+//     decision as its own call, in the batch's round trip, not one
+//     batch.lua call per node.
 package rueidisadapter

@@ -1,7 +1,9 @@
 package rueidisadapter_test
 
 import (
+	"net"
 	"testing"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -10,14 +12,29 @@ import (
 
 func TestMain(m *testing.M) { redistest.VerifyMain(m) }
 
-// newRueidis returns a rueidis client of addrs (a Cluster's nodes, or one
-// server), closed when t ends.
-func newRueidis(t testing.TB, addrs ...string) rueidis.Client {
+// newRueidis returns a rueidis client made with o, with rueidis's defaults
+// but for DisableCache (the primitives use no client-side caching), closed
+// when t ends. One address is one server.
+func newRueidis(t testing.TB, o rueidis.ClientOption) rueidis.Client {
 	t.Helper()
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, DisableCache: true})
+	o.DisableCache = true
+	o.ForceSingleClient = len(o.InitAddress) == 1
+	rc, err := rueidis.NewClient(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(rc.Close)
 	return rc
 }
+
+// addrs returns the addresses of servers.
+func addrs(servers ...*redistest.Server) []string {
+	var a []string
+	for _, s := range servers {
+		a = append(a, s.Addr())
+	}
+	return a
+}
+
+// dialer is a rueidis Dialer with timeout for its dials and handshakes.
+func dialer(timeout time.Duration) net.Dialer { return net.Dialer{Timeout: timeout} }

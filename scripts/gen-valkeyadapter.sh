@@ -18,6 +18,8 @@ for src in rueidisadapter/*.go; do
 		sed -e 's#github.com/redis/rueidis#github.com/valkey-io/valkey-go#g' \
 			-e 's/rueidis\.RedisResult/valkey.ValkeyResult/g' \
 			-e 's/rueidis\.RedisMessage/valkey.ValkeyMessage/g' \
+			-e 's/rueidis\.RedisError/valkey.ValkeyError/g' \
+			-e 's/\.NonRedisError()/.NonValkeyError()/g' \
 			-e 's/rueidis\.IsRedisNil/valkey.IsValkeyNil/g' \
 			-e 's/rueidis\.IsRedisErr/valkey.IsValkeyErr/g' \
 			-e 's/rueidis\.ClientOption/valkey.ClientOption/g' \

@@ -4,212 +4,111 @@ package valkeyadapter
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
-	"sync"
-	"sync/atomic"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
-// ErrNilClient is New's error for a nil valkey-go client.
-var ErrNilClient = errors.New("valkeyadapter: nil valkey-go client")
-
-// ErrNotAdapted is AddHook's error for a client New did not make.
-var ErrNotAdapted = errors.New("valkeyadapter: not a client valkeyadapter.New made")
-
-// ErrUnsupported is matched by the error of what the returned client does
-// not do through valkey-go: open a connection of its own (Subscribe, a
-// dial), or run a transaction.
-var ErrUnsupported = errors.New("valkeyadapter: not supported through the adapter")
-
-// New returns a go-redis client whose commands run on rc (see the package
-// doc). Pass it to any primitive's constructor. It does not own rc: close
-// rc when done, after the primitives using it have stopped.
-func New(rc valkey.Client) (*redis.Client, error) {
-	if luascripts.IsNil(rc) {
-		return nil, ErrNilClient
-	}
-	a := &adapter{rc: rc, cluster: rc.Mode() == valkey.ClientModeCluster}
-	a.chain.Store(&chain{process: a.do, pipeline: a.doMulti})
-	c := redis.NewClient(&redis.Options{
-		Addr: "valkeyadapter",
-		// RESP2 keeps go-redis from starting the background goroutines of
-		// its RESP3 maintenance notifications: this client opens no
-		// connection for them to watch.
-		Protocol: 2,
-		Dialer: func(context.Context, string, string) (net.Conn, error) {
-			return nil, fmt.Errorf("%w: this client opens no connection; its commands run on the valkey-go client", ErrUnsupported)
-		},
-	})
-	c.AddHook(hook{a})
-	luascripts.Register(c, a)
-	return c, nil
-}
-
-// An adapter runs a go-redis client's commands on rc. It must not refer
-// to that client (luascripts.Register).
-type adapter struct {
+// Client runs the primitives' calls on a valkey-go client. Make it with New;
+// it is safe for concurrent use.
+type Client struct {
 	rc      valkey.Client
-	cluster bool
-
-	mu      sync.Mutex // serializes AddHook
-	hooks   []redis.Hook
-	chain   atomic.Pointer[chain] // hooks, then rc
-	rebuilt atomic.Int32          // how many times go-redis built its chain over hook
+	cluster bool // rc routes each command by its slot itself
 }
 
-// A chain is the hooks added with AddHook around the calls to rc.
-type chain struct {
-	process  redis.ProcessHook
-	pipeline redis.ProcessPipelineHook
-}
-
-func (a *adapter) Cluster() bool { return a.cluster }
-
-// AddHook adds h to the hooks of c, a client New made: h wraps each of its
-// commands and pipelines, as go-redis's own AddHook does on a go-redis
-// client, the later hooks inside the earlier ones, around the call to
-// valkey. (c.AddHook cannot: c's own hook chain ends with the adapter's,
-// before any hook added after it; a client that was given one that way
-// fails each call with an error that says so, rather than run without
-// it.) h's DialHook is not called: the adapter dials nothing.
-func AddHook(c *redis.Client, h redis.Hook) error {
-	a, ok := luascripts.AdapterOf(c).(*adapter)
-	if !ok {
-		return ErrNotAdapted
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.hooks = append(a.hooks, h)
-	ch := &chain{process: a.do, pipeline: a.doMulti}
-	for i := len(a.hooks) - 1; i >= 0; i-- {
-		if p := a.hooks[i].ProcessHook(ch.process); p != nil {
-			ch.process = p
-		}
-		if p := a.hooks[i].ProcessPipelineHook(ch.pipeline); p != nil {
-			ch.pipeline = p
-		}
-	}
-	a.chain.Store(ch)
-	return nil
-}
-
-// errForeignHook is the error of every call on a client that was given a
-// hook with its own AddHook, which cannot run.
-var errForeignHook = errors.New("valkeyadapter: a hook was added with the client's own AddHook, which cannot run on the adapter: add it with valkeyadapter.AddHook")
-
-// hook ends the go-redis client's hook chain: each command and pipeline
-// runs on the valkey-go client (through the hooks of AddHook), and next
-// (go-redis's own connections) is never called.
-type hook struct{ a *adapter }
-
-func (h hook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h hook) ProcessHook(redis.ProcessHook) redis.ProcessHook {
-	// go-redis builds its chain again for each hook added after this one:
-	// those hooks would never run.
-	h.a.rebuilt.Add(1)
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if h.a.rebuilt.Load() > 1 {
-			cmd.SetErr(errForeignHook)
-			return errForeignHook
-		}
-		_ = h.a.chain.Load().process(ctx, cmd)
-		return cmd.Err()
-	}
-}
-
-func (h hook) ProcessPipelineHook(redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if h.a.rebuilt.Load() > 1 {
-			for _, cmd := range cmds {
-				cmd.SetErr(errForeignHook)
-			}
-			return errForeignHook
-		}
-		_ = h.a.chain.Load().pipeline(ctx, cmds)
-		for _, cmd := range cmds {
-			if err := cmd.Err(); err != nil {
-				return err
-			}
-		}
+// New returns the primitives' client on rc: a client of one server, of a
+// Sentinel-monitored primary or of a Cluster. Pass it to any primitive's
+// constructor. The calls run on rc's own connections and options; closing
+// rc ends them.
+//
+// New(nil) is nil, which each primitive's constructor refuses with its
+// ErrNilClient.
+func New(rc valkey.Client) *Client {
+	if luascripts.IsNil(rc) {
 		return nil
 	}
+	return &Client{rc: rc, cluster: rc.Mode() == valkey.ClientModeCluster}
 }
 
-// do runs one command.
-func (a *adapter) do(ctx context.Context, cmd redis.Cmder) error {
-	_, bounded := ctx.Deadline()
-	c, err := a.command(cmd, bounded)
-	if err != nil {
-		cmd.SetErr(err)
-		return err
-	}
-	setReply(cmd, a.rc.Do(ctx, c.Completed))
-	return cmd.Err()
-}
-
-// doMulti runs a pipeline's commands in one round trip (valkey-go splits it
-// by node on a Cluster). WAIT counts the replicas that have the writes of
-// its own connection: a pipeline with WAIT goes on one connection, which
-// valkey-go gives a pipeline with a blocking command (and sends again on
-// another after a failed connection if all its commands may be sent
-// again); on a Cluster, on a dedicated connection to the node of its
-// first key.
-func (a *adapter) doMulti(ctx context.Context, cmds []redis.Cmder) error {
-	a.sendMulti(ctx, cmds)
-	for _, cmd := range cmds {
-		if err := cmd.Err(); err != nil {
-			return err
+// Eval sends calls in one DoMulti, which valkey-go splits by node on a
+// Cluster (but for the batches of cluster.go), and sets each call's
+// outcome: see luascripts.Client.
+func (c *Client) Eval(ctx context.Context, calls []luascripts.Call) {
+	if err := ctx.Err(); err != nil {
+		for i := range calls {
+			calls[i].Reply, calls[i].Err = nil, err
 		}
+		return
 	}
-	return nil
-}
-
-func (a *adapter) sendMulti(ctx context.Context, cmds []redis.Cmder) {
-	multi := make(valkey.Commands, 0, len(cmds))
-	idx := make([]int, 0, len(cmds))
-	wait := false
 	_, bounded := ctx.Deadline()
-	for i, cmd := range cmds {
-		c, err := a.command(cmd, bounded)
+	if len(calls) == 1 && !(c.cluster && calls[0].Script.NoAsk()) { // the common case, without DoMulti's slices
+		cmd, err := c.command(&calls[0], bounded)
 		if err != nil {
-			cmd.SetErr(err)
-			continue
-		}
-		if c.name == "multi" || c.name == "exec" {
-			for _, cmd := range cmds {
-				cmd.SetErr(fmt.Errorf("%w: transactions", ErrUnsupported))
-			}
+			calls[0].Reply, calls[0].Err = nil, err
 			return
 		}
-		wait = wait || c.name == "wait" || c.name == "waitaof"
-		multi, idx = append(multi, c.Completed), append(idx, i)
+		settle(ctx, &calls[0], c.do(ctx, cmd, len(calls[0].Keys) == 0))
+		return
+	}
+	cmds := make([]valkey.Completed, len(calls))
+	built := make([]bool, len(calls))
+	for i := range calls {
+		cmd, err := c.command(&calls[i], bounded)
+		if err != nil {
+			calls[i].Reply, calls[i].Err = nil, err
+			continue
+		}
+		cmds[i], built[i] = cmd, true
+	}
+	if c.cluster && needsSplit(calls, cmds, built) {
+		c.evalSplit(ctx, calls, cmds, built)
+		return
+	}
+	c.evalOn(ctx, c.rc, calls, cmds, built)
+}
+
+// evalOn sends the built commands of calls in one DoMulti of cc and sets
+// their calls' outcomes.
+func (c *Client) evalOn(ctx context.Context, cc valkey.CommandClient, calls []luascripts.Call, cmds []valkey.Completed, built []bool) {
+	multi := make([]valkey.Completed, 0, len(cmds))
+	for i := range cmds {
+		if built[i] {
+			multi = append(multi, cmds[i])
+		}
 	}
 	if len(multi) == 0 {
 		return
 	}
-	var replies []valkey.ValkeyResult
-	if wait && a.cluster {
-		err := a.rc.Dedicated(func(dc valkey.DedicatedClient) error {
-			replies = dc.DoMulti(ctx, multi...)
-			return nil
-		})
-		if err != nil {
-			for _, i := range idx {
-				cmds[i].SetErr(err)
-			}
-			return
+	res := cc.DoMulti(ctx, multi...)
+	j := 0
+	for i := range calls {
+		if built[i] {
+			settle(ctx, &calls[i], res[j])
+			j++
 		}
-	} else {
-		replies = a.rc.DoMulti(ctx, multi...)
-	}
-	for j, i := range idx {
-		setReply(cmds[i], replies[j])
 	}
 }
+
+// do sends cmd alone. On a Cluster, a command without keys (keyless)
+// goes in a DoMulti, which sends it to a primary: valkey-go's Do sends it to
+// any node it knows, a replica too.
+func (c *Client) do(ctx context.Context, cmd valkey.Completed, keyless bool) valkey.ValkeyResult {
+	if c.cluster && keyless {
+		return c.rc.DoMulti(ctx, cmd)[0]
+	}
+	return c.rc.Do(ctx, cmd)
+}
+
+// Primary is "" for a client of one server (or of a Sentinel-monitored
+// primary), and luascripts.ErrNoRoute on a Cluster: valkey-go routes each
+// command by its slot and does not expose its slot table.
+func (c *Client) Primary(ctx context.Context, key string) (string, error) {
+	if c.cluster {
+		return "", luascripts.ErrNoRoute
+	}
+	return "", nil
+}
+
+// The contract, checked at build time.
+var _ luascripts.Client = (*Client)(nil)

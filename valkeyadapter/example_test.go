@@ -7,7 +7,6 @@ import (
 	"log"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/redis-primitives/go/lock"
@@ -23,35 +22,18 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	defer rc.Close()
-	client, err := valkeyadapter.New(rc)
+	locker, err := lock.New(valkeyadapter.New(rc), lock.WithPrefix("billing:lock:"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	locker, err := lock.New(client, lock.WithPrefix("billing:lock:"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	lease, err := locker.Acquire(ctx, "invoice-42", 10*time.Second)
 	if err != nil {
 		log.Fatal(err)
 	}
-	lease, err := locker.Acquire(context.Background(), "invoice-42", 10*time.Second)
-	if err != nil {
-		log.Fatal(err)
-	}
-	_ = lease
-}
-
-func ExampleAddHook() {
-	rc, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{"localhost:6379"}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer rc.Close()
-	client, err := valkeyadapter.New(rc)
-	if err != nil {
-		log.Fatal(err)
-	}
-	// Not client.AddHook: go-redis would run the hook after the adapter's,
-	// which ends the chain.
-	var hook redis.Hook // a tracing or metrics hook, say
-	if err := valkeyadapter.AddHook(client, hook); err != nil {
-		log.Fatal(err)
+	// ... the work the lock guards ...
+	if _, err := locker.Release(ctx, lease); err != nil {
+		log.Print(err)
 	}
 }

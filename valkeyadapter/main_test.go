@@ -3,7 +3,9 @@
 package valkeyadapter_test
 
 import (
+	"net"
 	"testing"
+	"time"
 
 	"github.com/valkey-io/valkey-go"
 
@@ -12,14 +14,29 @@ import (
 
 func TestMain(m *testing.M) { redistest.VerifyMain(m) }
 
-// newValkey returns a valkey-go client of addrs (a Cluster's nodes, or one
-// server), closed when t ends.
-func newValkey(t testing.TB, addrs ...string) valkey.Client {
+// newValkey returns a valkey-go client made with o, with valkey-go's defaults
+// but for DisableCache (the primitives use no client-side caching), closed
+// when t ends. One address is one server.
+func newValkey(t testing.TB, o valkey.ClientOption) valkey.Client {
 	t.Helper()
-	rc, err := valkey.NewClient(valkey.ClientOption{InitAddress: addrs, DisableCache: true})
+	o.DisableCache = true
+	o.ForceSingleClient = len(o.InitAddress) == 1
+	rc, err := valkey.NewClient(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(rc.Close)
 	return rc
 }
+
+// addrs returns the addresses of servers.
+func addrs(servers ...*redistest.Server) []string {
+	var a []string
+	for _, s := range servers {
+		a = append(a, s.Addr())
+	}
+	return a
+}
+
+// dialer is a valkey-go Dialer with timeout for its dials and handshakes.
+func dialer(timeout time.Duration) net.Dialer { return net.Dialer{Timeout: timeout} }
