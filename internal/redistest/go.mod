@@ -4,14 +4,10 @@ go 1.25.0
 
 require (
 	github.com/jackc/pgx/v5 v5.9.2
-	github.com/redis-primitives/go/rueidisadapter v0.1.0
-	github.com/redis-primitives/go/valkeyadapter v0.1.0
 	github.com/redis/go-redis/v9 v9.7.3
-	github.com/redis/rueidis v1.0.69
 	github.com/testcontainers/testcontainers-go v0.44.0
 	github.com/testcontainers/testcontainers-go/modules/postgres v0.44.0
 	github.com/testcontainers/testcontainers-go/modules/redis v0.44.0
-	github.com/valkey-io/valkey-go v1.0.70
 	go.uber.org/goleak v1.3.0
 )
 
@@ -56,7 +52,6 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
-	github.com/redis-primitives/go/internal/luascripts v0.1.0 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
