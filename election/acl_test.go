@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -41,7 +42,7 @@ func TestUserLimitedToTheDocumentedACLLeadsHandsOverAndNeedsEveryCommand(t *test
 		}
 		c := client(t, s, func(o *redis.Options) { o.Username, o.Password = name, "pw" })
 		defer c.Close()
-		return electionPaths(ctx, admin, c, fmt.Sprintf("app:election:%d:", user), fmt.Sprintf("app:data:%d", user))
+		return electionPaths(ctx, admin, goredisadapter.New(c), fmt.Sprintf("app:election:%d:", user), fmt.Sprintf("app:data:%d", user))
 	}
 	if err := run(leastPrivilege); err != nil {
 		t.Fatalf("with %s: %v", leastPrivilege, err)

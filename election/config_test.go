@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/goredisadapter"
 )
 
 // A renew interval at or above the TTL leaves the leader no chance to renew
@@ -26,7 +27,7 @@ func TestRenewIntervalNotWellBelowTTLIsRejected(t *testing.T) {
 		{time.Second, 501 * time.Millisecond},
 		{400 * time.Millisecond, 300 * time.Millisecond},
 	} {
-		_, err := election.New(c, election.Config{Name: "n", TTL: tc.ttl, RenewInterval: tc.renew})
+		_, err := election.New(goredisadapter.New(c), election.Config{Name: "n", TTL: tc.ttl, RenewInterval: tc.renew})
 		if !errors.Is(err, election.ErrRenewInterval) || !errors.Is(err, election.ErrInvalidConfig) {
 			t.Errorf("ttl %v renew %v: got %v, want ErrRenewInterval and ErrInvalidConfig", tc.ttl, tc.renew, err)
 		} else if n := strings.Count(err.Error(), "election:"); n != 1 {
@@ -35,7 +36,7 @@ func TestRenewIntervalNotWellBelowTTLIsRejected(t *testing.T) {
 			t.Logf("ttl %v renew %v: %v", tc.ttl, tc.renew, err)
 		}
 	}
-	if _, err := election.New(c, election.Config{Name: "n", TTL: time.Second, RenewInterval: 500 * time.Millisecond}); err != nil {
+	if _, err := election.New(goredisadapter.New(c), election.Config{Name: "n", TTL: time.Second, RenewInterval: 500 * time.Millisecond}); err != nil {
 		t.Errorf("renew interval of exactly TTL/2 refused: %v", err)
 	}
 }
@@ -55,7 +56,7 @@ func TestBadConfigIsRejectedWithATypedErrorThatNamesThePackageOnce(t *testing.T)
 		{"margin leaves no time to renew", election.Config{Name: "n", TTL: time.Second, RenewInterval: 400 * time.Millisecond, SafetyMargin: 600 * time.Millisecond}},
 		{"prefix with brace", election.Config{Name: "n", Prefix: "a{b"}},
 	} {
-		_, err := election.New(c, tc.cfg)
+		_, err := election.New(goredisadapter.New(c), tc.cfg)
 		if !errors.Is(err, election.ErrInvalidConfig) {
 			t.Errorf("%s: got %v, want ErrInvalidConfig", tc.what, err)
 		} else if n := strings.Count(err.Error(), "election:"); n != 1 {
@@ -65,11 +66,11 @@ func TestBadConfigIsRejectedWithATypedErrorThatNamesThePackageOnce(t *testing.T)
 	if _, err := election.New(nil, election.Config{Name: "n"}); !errors.Is(err, election.ErrNilClient) {
 		t.Errorf("nil client: %v", err)
 	}
-	var typedNil *redis.Client
-	if _, err := election.New(typedNil, election.Config{Name: "n"}); !errors.Is(err, election.ErrNilClient) {
+	// goredisadapter.New(nil) is a nil *goredisadapter.Client.
+	if _, err := election.New(goredisadapter.New(nil), election.Config{Name: "n"}); !errors.Is(err, election.ErrNilClient) {
 		t.Errorf("typed nil client: %v", err)
 	}
-	e, err := election.New(c, election.Config{Name: "n"})
+	e, err := election.New(goredisadapter.New(c), election.Config{Name: "n"})
 	if err != nil {
 		t.Fatalf("defaults refused: %v", err)
 	}
@@ -83,7 +84,7 @@ func TestBadConfigIsRejectedWithATypedErrorThatNamesThePackageOnce(t *testing.T)
 func TestSecondConcurrentRunIsRefused(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 50 * time.Millisecond})
 	defer c.Close()
-	e, err := election.New(c, election.Config{Name: "n", TTL: time.Second})
+	e, err := election.New(goredisadapter.New(c), election.Config{Name: "n", TTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

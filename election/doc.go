@@ -90,7 +90,8 @@
 // the local clock (the server's clock times the lease; SafetyMargin covers
 // drift, not a clock step). A renewal that timed out is ridden out and
 // retried until the lease's local deadline, then the term ends
-// (TestLeaderStepsDownByItsLocalDeadlineWhenRedisFreezesAndOneLeadsAfterThaw).
+// (internal/clienttest's
+// TestElectionLeaderStepsDownByItsLocalDeadlineWhenRedisFreezesAndOneLeadsAfterThaw).
 //
 // # ACL
 //
@@ -116,7 +117,10 @@
 //
 // # Clients
 //
-// Give each Elector a client with ContextTimeoutEnabled set: the step-down
-// does not depend on it, but how soon a demoted node re-contends, and how
-// soon Run returns when Redis is frozen, do.
+// An Elector runs on a Client: a Redis client through its adapter module,
+// goredisadapter.New(rdb) for go-redis (election.New(goredisadapter.New(rdb),
+// cfg)), rueidisadapter.New(rc) for rueidis, valkeyadapter.New(vc) for
+// valkey-go. On go-redis, set ContextTimeoutEnabled in the client's
+// options: the step-down does not depend on it, but how soon a demoted node
+// re-contends, and how soon Run returns when Redis is frozen, do.
 package election

@@ -13,13 +13,15 @@ import (
 	"github.com/redis-primitives/go/lock"
 )
 
-// Client is what an Elector needs of a go-redis client: package lock's
-// Client (scripts, and SUBSCRIBE so that followers are woken by a release).
-// *redis.Client, *redis.ClusterClient, *redis.Ring and
-// redis.UniversalClient satisfy it. Set ContextTimeoutEnabled in its
-// options, so a call to a frozen server ends at the context's deadline and
-// not only at ReadTimeout: stepping down does not depend on it, but how
-// soon a demoted node re-contends, and how soon Run returns, do.
+// Client is a Redis client through its adapter module:
+// goredisadapter.New(rdb) for go-redis, rueidisadapter.New(rc) for
+// rueidis, valkeyadapter.New(vc) for valkey-go. It is package lock's
+// Client: an Elector runs its lease (lock) and its fence on it, and its
+// followers subscribe with it, so that a release wakes them. On go-redis,
+// set ContextTimeoutEnabled in the client's options, so a call to a frozen
+// server ends at the context's deadline and not only at ReadTimeout:
+// stepping down does not depend on it, but how soon a demoted node
+// re-contends, and how soon Run returns, do.
 type Client = lock.Client
 
 // minWaitBackoff is the shortest pause between a waiting follower's

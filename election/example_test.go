@@ -15,12 +15,13 @@ import (
 
 	"github.com/redis-primitives/go/election"
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 )
 
-// newClient is what an application would do; the examples compile but do
-// not run, for they need a server.
-func newClient() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+// newClient is what an application on go-redis would do; the examples
+// compile but do not run, for they need a server.
+func newClient() election.Client {
+	return goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
 }
 
 func ExampleNew() {
@@ -243,9 +244,9 @@ func ExampleReason_String() {
 
 // New makes no round trip, so this runs without a server.
 func ExampleElector_NodeID() {
-	c := newClient()
-	defer c.Close()
-	e, err := election.New(c, election.Config{Name: "report-builder", NodeID: "worker-3"})
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	e, err := election.New(goredisadapter.New(rdb), election.Config{Name: "report-builder", NodeID: "worker-3"})
 	if err != nil {
 		log.Fatal(err)
 	}

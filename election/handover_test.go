@@ -15,7 +15,8 @@ import (
 
 // handover elects a leader, lets a second node follow, stops the leader and
 // returns the time from the stop to the follower's election, and both
-// epochs.
+// epochs (BenchmarkHandover; internal/clienttest's
+// TestElectionCleanHandoverOnStopTakesFarLessThanTheTTL has its own copy).
 func handover(t testing.TB, s *redistest.Server, name string, ttl, renew time.Duration) (d time.Duration, old, next int64) {
 	t.Helper()
 	l := startNode(t, client(t, s), baseConfig(s, name, "leader", ttl, renew), nil)
@@ -35,28 +36,6 @@ func handover(t testing.TB, s *redistest.Server, name string, ttl, renew time.Du
 		t.Fatal(err)
 	}
 	return won.at.Sub(stopped), old, won.epoch
-}
-
-// A leader that stops releases its lease, and the release wakes the
-// follower at once: it does not wait for the lease to expire, nor for its
-// next retry. The new epoch is higher.
-func TestCleanHandoverOnStopTakesFarLessThanTheTTL(t *testing.T) {
-	s := redistest.Start(t)
-	const ttl, renew = 2 * time.Second, 500 * time.Millisecond
-	var ds []time.Duration
-	for i := range 7 {
-		d, old, next := handover(t, s, fmt.Sprintf("handover-%d", i), ttl, renew)
-		if next <= old {
-			t.Errorf("round %d: new epoch %d not above the old %d", i, next, old)
-		}
-		if d > ttl/10 {
-			t.Errorf("round %d: handover took %v, want far less than the TTL %v (≤ %v)", i, d, ttl, ttl/10)
-		}
-		t.Logf("round %d: clean handover took %.2fms (epoch %d -> %d)", i, ms(d), old, next)
-		ds = append(ds, d)
-	}
-	med, lo, hi := stats(ds)
-	t.Logf("clean handover over %d rounds: median %.2fms, min %.2fms, max %.2fms (TTL %v)", len(ds), ms(med), ms(lo), ms(hi), ttl)
 }
 
 type failoverResult struct {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -47,7 +47,7 @@ func TestHealthCheckFailsWhileAWedgedNodeHoldsATermPastItsDeadline(t *testing.T)
 		},
 		OnDemoted: func(_ int64, r election.Reason, _ time.Duration) { demoted <- r },
 	}
-	e, err := election.New(c, cfg)
+	e, err := election.New(goredisadapter.New(c), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,6 @@ const reachTTL, reachRetry, reachTolerance = 400 * time.Millisecond, 100 * time.
 // told, and the health check, which answered 200 "ok" for such a node,
 // fails once the attempts have failed for TTL + RetryInterval + tolerance.
 func TestNodeWithAWrongPasswordTurnsUnhealthyWithinTTLPlusRetryInterval(t *testing.T) {
-	redistest.GoRedisOnly(t, "a client made with a wrong password or none (rueidis refuses one when it is made)")
 	s := redistest.Start(t, redistest.Own())
 	if err := client(t, s).Do(context.Background(), "ACL", "SETUSER", "app", "on", ">right", "~*", "&*", "+@all").Err(); err != nil {
 		t.Fatal(err)
@@ -180,7 +179,7 @@ func TestNodeWithAWrongPasswordTurnsUnhealthyWithinTTLPlusRetryInterval(t *testi
 	cfg := baseConfig(s, "wrongpass-health", "rotated", reachTTL, reachRetry)
 	cfg.Observer = rec.observer()
 	cfg.Logger = slog.New(slog.NewTextHandler(&logged, nil))
-	e, err := election.New(c, cfg)
+	e, err := election.New(goredisadapter.New(c), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,12 +254,6 @@ func TestNodeThatCannotReachRedisReportsEveryAttemptAndTurnsUnhealthyUntilRedisI
 		t.Errorf("Healthy: %v, want ErrUnreachable with the refused connection", err)
 	}
 	for i, f := range failures {
-		// The first attempt meets the killed server's connection: go-redis
-		// sends it again on a new one, refused; a client that resends
-		// nothing without a deadline (rueidis) returns the connection's EOF.
-		if i == 0 && redistest.ClientKind() != "go-redis" && errors.Is(f.err, io.EOF) {
-			continue
-		}
 		if f.gaveUp || !errors.Is(f.err, syscall.ECONNREFUSED) {
 			t.Errorf("attempt %d: gave up %v, %v; want retried, a refused connection", i, f.gaveUp, f.err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -125,7 +126,7 @@ func TestLeaderValueIsReadByFollowersThroughLeader(t *testing.T) {
 	if l := b.rec.nth(t, 5*time.Second, "leader", 1); l.leader.Value != cfg.Value {
 		t.Errorf("OnLeaderChange: %+v, want value %q", l.leader, cfg.Value)
 	}
-	watcher, err := election.New(client(t, s), baseConfig(s, "value", "watcher", changeTTL, changeRenew))
+	watcher, err := election.New(goredisadapter.New(client(t, s)), baseConfig(s, "value", "watcher", changeTTL, changeRenew))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestLeaderValueIsReadByFollowersThroughLeader(t *testing.T) {
 		t.Fatalf("Leader: %+v, %v; want node a with value %q", info, err, cfg.Value)
 	}
 	bad := baseConfig(s, "value", "a\nb", changeTTL, changeRenew)
-	if _, err := election.New(client(t, s), bad); !errors.Is(err, election.ErrInvalidConfig) {
+	if _, err := election.New(goredisadapter.New(client(t, s)), bad); !errors.Is(err, election.ErrInvalidConfig) {
 		t.Errorf("NodeID with a newline: %v, want ErrInvalidConfig", err)
 	}
 }

@@ -11,17 +11,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
 func TestMain(m *testing.M) { redistest.VerifyMain(m) }
-
-// Every kind of go-redis client fits an Elector.
-var (
-	_ election.Client = (*redis.Client)(nil)
-	_ election.Client = (*redis.ClusterClient)(nil)
-	_ election.Client = redis.UniversalClient(nil)
-)
 
 // client returns a client of s that honours context deadlines, with a short
 // read timeout so that calls to a frozen server end soon.
@@ -135,13 +129,14 @@ type node struct {
 	done   chan error
 }
 
-// startNode runs an Elector for cfg on c. It is stopped at cleanup at the
-// latest; Run must return within a few seconds of that.
-func startNode(t testing.TB, c election.Client, cfg election.Config, fn func(context.Context, election.Term) error) *node {
+// startNode runs an Elector for cfg on c, through goredisadapter. It is
+// stopped at cleanup at the latest; Run must return within a few seconds
+// of that.
+func startNode(t testing.TB, c redis.UniversalClient, cfg election.Config, fn func(context.Context, election.Term) error) *node {
 	t.Helper()
 	n := &node{rec: &recorder{}, done: make(chan error, 1)}
 	cfg.Observer = n.rec.observer()
-	e, err := election.New(c, cfg)
+	e, err := election.New(goredisadapter.New(c), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis-primitives/go/election"
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -96,7 +97,7 @@ func TestObserverSeesEachTransitionOnceAndRunLeavesNoGoroutine(t *testing.T) {
 	}
 	t.Logf("a: %q", summary(a.rec, a.rec, b.rec))
 	t.Logf("b: %q", summary(b.rec, a.rec, b.rec))
-	if err := goleak.Find(append(redistest.ClientGoroutines(), ignore)...); err != nil {
+	if err := goleak.Find(ignore); err != nil {
 		t.Errorf("goroutines left after Run returned: %v", err)
 	}
 }
@@ -105,7 +106,7 @@ func TestObserverSeesEachTransitionOnceAndRunLeavesNoGoroutine(t *testing.T) {
 // leads, and hears that nobody does once the leader has stopped.
 func TestFollowerSeesWhoLeadsWithoutContending(t *testing.T) {
 	s := redistest.Start(t)
-	watcher, err := election.New(client(t, s), baseConfig(s, "watch", "watcher", time.Second, 200*time.Millisecond))
+	watcher, err := election.New(goredisadapter.New(client(t, s)), baseConfig(s, "watch", "watcher", time.Second, 200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestFollowerSeesWhoLeadsWithoutContending(t *testing.T) {
 func TestLeaderFnErrorEndsRunAndReleasesTheLease(t *testing.T) {
 	s := redistest.Start(t)
 	boom := errors.New("boom")
-	e, err := election.New(client(t, s), baseConfig(s, "fail", "a", 10*time.Second, time.Second))
+	e, err := election.New(goredisadapter.New(client(t, s)), baseConfig(s, "fail", "a", 10*time.Second, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestTermSnapshotWritesAreFencedAfterTheTermEnds(t *testing.T) {
 func TestFnEndingItsGoroutineEndsTheTermAndRun(t *testing.T) {
 	s := redistest.Start(t)
 	c := client(t, s)
-	e, err := election.New(c, baseConfig(s, "goexit", "node", time.Second, 200*time.Millisecond))
+	e, err := election.New(goredisadapter.New(c), baseConfig(s, "goexit", "node", time.Second, 200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis-primitives/go/election"
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 )
@@ -22,7 +23,7 @@ func TestNameStartingWithABraceIsRefusedByNewInsteadOfRetriedForeverByRun(t *tes
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
 	for _, name := range []string{"}x", "}", ""} {
-		_, err := election.New(c, election.Config{Name: name})
+		_, err := election.New(goredisadapter.New(c), election.Config{Name: name})
 		if !errors.Is(err, election.ErrInvalidConfig) || !errors.Is(err, lock.ErrInvalidName) {
 			t.Errorf("name %q: %v, want ErrInvalidConfig and lock.ErrInvalidName", name, err)
 		}
@@ -32,9 +33,9 @@ func TestNameStartingWithABraceIsRefusedByNewInsteadOfRetriedForeverByRun(t *tes
 // runUntilItGivesUp runs an Elector for cfg on c and returns Run's
 // error, failing t if Run took as long as one RetryInterval (a retry would
 // have waited that long first) or if the error does not contain want.
-func runUntilItGivesUp(t *testing.T, c election.Client, cfg election.Config, want string) error {
+func runUntilItGivesUp(t *testing.T, c *redis.Client, cfg election.Config, want string) error {
 	t.Helper()
-	e, err := election.New(c, cfg)
+	e, err := election.New(goredisadapter.New(c), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func startFencedOutNode(t *testing.T, name string, write func(ctx context.Contex
 	t.Helper()
 	s := redistest.Start(t)
 	c := client(t, s)
-	store, err := fence.New(c)
+	store, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,6 @@ func TestFnReturningErrStaleEndsTheTermFencedOutAndRunGoesOn(t *testing.T) {
 // A wrong password is refused the same way on every attempt: a rotated
 // secret must not look like a follower waiting its turn.
 func TestRunStopsOnAWrongPasswordInsteadOfRetrying(t *testing.T) {
-	redistest.GoRedisOnly(t, "a client made with a wrong password or none (rueidis refuses one when it is made)")
 	s := redistest.Start(t, redistest.Own())
 	if err := client(t, s).Do(context.Background(), "ACL", "SETUSER", "app", "on", ">right", "~*", "&*", "+@all").Err(); err != nil {
 		t.Fatal(err)
@@ -214,7 +214,6 @@ func TestRunStopsOnAWrongPasswordInsteadOfRetrying(t *testing.T) {
 // A server that requires a password the node does not give answers NOAUTH
 // to every attempt.
 func TestRunStopsWithoutThePasswordTheServerRequiresInsteadOfRetrying(t *testing.T) {
-	redistest.GoRedisOnly(t, "a client made with a wrong password or none (rueidis refuses one when it is made)")
 	s := redistest.Start(t, redistest.Own())
 	admin := client(t, s)
 	// The admin connection stays authenticated; new ones must give it.
@@ -254,7 +253,7 @@ func TestRunStopsWhenItsPasswordIsRotatedAwayInsteadOfRetrying(t *testing.T) {
 	}
 	c := client(t, s, func(o *redis.Options) { o.Username, o.Password = "app", "right" })
 	cfg := permanentConfig(s, "rotated")
-	e, err := election.New(c, cfg)
+	e, err := election.New(goredisadapter.New(c), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

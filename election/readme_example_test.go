@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/goredisadapter"
 )
 
 // The README's election quickstart is this function's body, word for word
@@ -17,7 +18,7 @@ func Example_quickstart() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	hostname, _ := os.Hostname()
-	e, err := election.New(rdb, election.Config{Name: "scheduler", NodeID: hostname})
+	e, err := election.New(goredisadapter.New(rdb), election.Config{Name: "scheduler", NodeID: hostname})
 	if err != nil {
 		log.Fatal(err)
 	}

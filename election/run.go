@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/lock"
 )
 
@@ -50,8 +49,9 @@ import (
 // WRONGPASS; none given where one is required, NOAUTH), refuses the
 // election's commands (an ACL without them, NOPERM), does not have them (a
 // Redis too old: lock.ErrRedisTooOld), or holds a key of another type under
-// the election's keys (WRONGTYPE). Match it with redis.Error, or errors.Is
-// for lock.ErrRedisTooOld. Other Redis errors are retried every
+// the election's keys (WRONGTYPE). Match it as the client's error replies
+// (errors.As with redis.Error on go-redis), or with errors.Is for
+// lock.ErrRedisTooOld. Other Redis errors are retried every
 // RetryInterval. Every failed attempt, retried or not, is reported to
 // Observer.OnAttemptFailed and Config.Logger, and Healthy fails once Redis
 // has answered none of this node's attempts for longer than TTL +
@@ -326,11 +326,10 @@ func permanent(err error) bool {
 	if errors.Is(err, lock.ErrInvalidName) || errors.Is(err, lock.ErrRedisTooOld) {
 		return true
 	}
-	var rerr redis.Error
-	if !errors.As(err, &rerr) {
+	msg, ok := luascripts.ReplyMessage(err)
+	if !ok {
 		return false
 	}
-	msg := rerr.Error()
 	for _, code := range []string{"NOPERM", "WRONGTYPE", "WRONGPASS", "NOAUTH"} {
 		// A script's error keeps the code first (Redis 7) or names it
 		// after the script's location (Redis 6).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis-primitives/go/election"
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -30,7 +31,7 @@ func TestHelperLeaderProcess(t *testing.T) {
 	}
 	c := redis.NewClient(&redis.Options{Addr: cfg.Addr, DisableIdentity: true, ContextTimeoutEnabled: true, ReadTimeout: time.Second})
 	defer c.Close()
-	e, err := election.New(c, election.Config{
+	e, err := election.New(goredisadapter.New(c), election.Config{
 		Name: cfg.Name, NodeID: cfg.NodeID, Prefix: cfg.Prefix,
 		TTL: cfg.TTL, RenewInterval: cfg.Renew, RetryInterval: cfg.Renew,
 		Observer: reportingObserver(),
@@ -117,7 +118,7 @@ func TestSplitBrainWindowOnAFrozenProcessOutlastsTheTTLAndOnlyTheEpochRefusesThe
 	old.next(t, 5*time.Second, 0, "write", func(e redistest.Event) bool { return e.Fields["result"] == "ok" })
 
 	c := client(t, s)
-	store, err := fence.New(c)
+	store, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}

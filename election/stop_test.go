@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -27,7 +28,7 @@ func TestStoppingRunIsReportedAsStoppedWhenFnReturnsBeforeTheTermEnds(t *testing
 		rec := &recorder{}
 		cfg := baseConfig(s, "uneven", "a", time.Second, 100*time.Millisecond)
 		cfg.Observer = rec.observer()
-		e, err := election.New(client(t, s), cfg)
+		e, err := election.New(goredisadapter.New(client(t, s)), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

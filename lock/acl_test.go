@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 )
@@ -49,7 +50,7 @@ func TestUserLimitedToTheDocumentedACLRunsEveryPathAndNeedsEveryCommand(t *testi
 		}
 		c := client(t, s, func(o *redis.Options) { o.Username, o.Password = name, "pw" })
 		defer c.Close()
-		return aclPaths(ctx, c, fmt.Sprintf("app:lock:%d:", user), preflight, opts...)
+		return aclPaths(ctx, goredisadapter.New(c), fmt.Sprintf("app:lock:%d:", user), preflight, opts...)
 	}
 	for _, tc := range []struct {
 		name string

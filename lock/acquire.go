@@ -3,11 +3,8 @@ package lock
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/luascripts"
 )
@@ -15,8 +12,8 @@ import (
 //go:embed acquire.lua
 var acquireSource string
 
-// acquireScript may run twice for one call (go-redis sends it again after
-// a failed connection): the second run finds the lock holding this
+// acquireScript may run twice for one call (the client may send it again
+// after a failed connection): the second run finds the lock holding this
 // acquisition's own value and answers its token, as the first did.
 var acquireScript = luascripts.NewIdempotent("lock/acquire.lua", acquireSource)
 
@@ -105,8 +102,7 @@ func (l *Locker) acquireOne(ctx context.Context, lease *Lease, keys []string, ar
 // "ERR syntax error" that the script returns. No other command of the
 // script can be refused with those words.
 func acquireTooOld(err error) error {
-	var rerr redis.Error
-	if errors.As(err, &rerr) && rerr.Error() == "ERR syntax error" {
+	if msg, ok := luascripts.ReplyMessage(err); ok && msg == "ERR syntax error" {
 		return fmt.Errorf("%w (SET with NX and GET): %w", ErrRedisTooOld, err)
 	}
 	return err

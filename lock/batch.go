@@ -3,14 +3,12 @@ package lock
 import (
 	"context"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // WithBatching coalesces the acquires, releases and renewals (Extend, and
 // the Keeper's and WithLock's) that goroutines make at the same moment
-// into pipelined round trips of up to size script calls. The first call
+// into shared round trips of up to size script calls. The first call
 // on an idle lane is sent at once, alone; calls that arrive while a batch
 // is in flight go together in the next, so no call waits for a timer.
 // Each call is still its own script, with every guarantee of the package:
@@ -31,8 +29,8 @@ import (
 // With WithReplicas, acquires and renewals are not batched: each needs a
 // WAIT of its own on its connection, after its own script, before its
 // lease is returned or extended; releases, which WithReplicas does not
-// wait for, are. Batching needs a client with Pipeline (every go-redis client; on a
-// cluster each batch is split by node). A size below 1 is
+// wait for, are. On a Cluster the client splits each batch by the primary
+// of its names, one round trip per primary. A size below 1 is
 // ErrInvalidOption.
 func WithBatching(size int) Option {
 	return func(c *config) error {
@@ -44,16 +42,8 @@ func WithBatching(size int) Option {
 	}
 }
 
-// testBatch is the batch size of every Locker a test makes without
-// WithBatching (export_test.go sets it from REDISTEST_BATCH); 0 outside
-// tests.
-var testBatch int
-
 // newBatcher returns the batcher of WithBatching, or nil without it.
 func newBatcher(client Client, size int) (*luascripts.Batcher, error) {
-	if size == 0 {
-		size = testBatch
-	}
 	if size == 0 {
 		return nil, nil
 	}
@@ -66,7 +56,7 @@ func newBatcher(client Client, size int) (*luascripts.Batcher, error) {
 
 // run runs s for the lock name, batched with WithBatching: a name's calls
 // share a lane, so they are sent in the order they were made.
-func (l *Locker) run(ctx context.Context, name string, s *luascripts.Script, keys []string, args ...any) *redis.Cmd {
+func (l *Locker) run(ctx context.Context, name string, s *luascripts.Script, keys []string, args ...any) luascripts.Reply {
 	if l.batch != nil {
 		return l.batch.Do(ctx, name, s, keys, args)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 )
@@ -23,7 +24,7 @@ func TestBatchedAcquiresOf500GoroutinesNeverDoubleHold(t *testing.T) {
 	s := redistest.Start(t)
 	c := client(t, s, func(o *redis.Options) { o.PoolSize = 8 })
 	sizes := &redistest.PipelineCount{}
-	redistest.AddHook(c, sizes)
+	c.AddHook(sizes)
 	l := newLockerOn(t, s, c, lock.WithBatching(64))
 
 	const goroutines, names, attempts = 500, 20, 30
@@ -87,7 +88,7 @@ func TestBatchedAcquiresOf500GoroutinesNeverDoubleHold(t *testing.T) {
 func TestWithBatchingRefusesASizeBelowOne(t *testing.T) {
 	s := redistest.Start(t)
 	for _, size := range []int{0, -1} {
-		if _, err := lock.New(client(t, s), lock.WithBatching(size)); !errors.Is(err, lock.ErrInvalidOption) {
+		if _, err := lock.New(goredisadapter.New(client(t, s)), lock.WithBatching(size)); !errors.Is(err, lock.ErrInvalidOption) {
 			t.Errorf("WithBatching(%d): %v, want ErrInvalidOption", size, err)
 		}
 	}

@@ -5,16 +5,20 @@ import (
 	"errors"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // noReply reports whether err says an acquire got no reply, so the script
 // may have run, or may still run once a frozen or slow server wakes: a
-// timeout, a lost connection. A server's error reply (redis.Error) says it
-// did not, and a closed client sent nothing.
+// timeout, a lost connection. A server's error reply (a
+// luascripts.ReplyError) says it did not, and a closed client sent
+// nothing.
 func noReply(err error) bool {
-	var rerr redis.Error
-	return err != nil && !errors.As(err, &rerr) && !errors.Is(err, redis.ErrClosed)
+	if err == nil || errors.Is(err, luascripts.ErrClosed) {
+		return false
+	}
+	_, replied := luascripts.ReplyMessage(err)
+	return !replied
 }
 
 // cleanUp releases, best effort and in the background, the lock that an
@@ -26,7 +30,7 @@ func noReply(err error) bool {
 // closed client, on the server's error, and once lease's TTL has passed
 // since the acquire was sent: a lock set by an acquire that ran later still
 // expires with its TTL. The goroutine ends then at the latest (plus one
-// call's ReadTimeout for a client without ContextTimeoutEnabled).
+// call's ReadTimeout for a go-redis client without ContextTimeoutEnabled).
 func (l *Locker) cleanUp(lease *Lease) {
 	ctx, cancel := context.WithDeadline(context.Background(), lease.RequestedAt.Add(lease.TTL))
 	pause := min(max(lease.TTL/20, 10*time.Millisecond), time.Second)

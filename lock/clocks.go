@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// CheckReplicaClocks compares the clock (TIME) of each replica with the
+// CheckReplicaClocks compares the clock (TIME) of each replica, read with
+// a Client of that replica (goredisadapter.New(rdb) on go-redis), with the
 // clock of the Locker's server, and returns, in words, one problem per
 // replica whose clock differs by more than maxSkew beyond what the round
 // trips of the measurement can explain. Empty means none was found.
@@ -40,12 +41,12 @@ func (l *Locker) CheckReplicaClocks(ctx context.Context, maxSkew time.Duration, 
 // figure: half of each TIME's round trip.
 func (l *Locker) skew(ctx context.Context, r Client) (skew, uncertainty time.Duration, err error) {
 	t0 := time.Now()
-	p, err := l.client.Time(ctx).Result()
+	p, err := l.client.Time(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
 	t1 := time.Now()
-	q, err := r.Time(ctx).Result()
+	q, err := r.Time(ctx)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -60,7 +60,8 @@
 //     the Locker then releases that acquisition, by its own id and never
 //     another holder's lock, once the server answers again, in the
 //     background and for at most the attempt's TTL
-//     (TestAcquireThatTimedOutOnAFrozenServerDoesNotLeaveTheNameLocked).
+//     (internal/clienttest's
+//     TestLockAcquireThatTimedOutOnAFrozenServerDoesNotLeaveTheNameLocked).
 //
 // # Keys
 //
@@ -100,8 +101,11 @@
 //
 // # Clients
 //
-// Any go-redis client fits (see Client). Set ContextTimeoutEnabled in the
-// client's options: without it go-redis bounds a call by its ReadTimeout and
-// WriteTimeout only, not by the context's deadline. The Keeper's deadline
-// fires on time either way.
+// A Locker runs on a Client: a Redis client through its adapter module,
+// goredisadapter.New(rdb) for go-redis (lock.New(goredisadapter.New(rdb))),
+// rueidisadapter.New(rc) for rueidis, valkeyadapter.New(vc) for valkey-go.
+// A call ends by its context's deadline; on go-redis, only with
+// ContextTimeoutEnabled set in the client's options: without it go-redis
+// bounds a call by its ReadTimeout and WriteTimeout only. The Keeper's
+// deadline fires on time either way.
 package lock

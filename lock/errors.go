@@ -60,8 +60,8 @@ var (
 	// ratelimit.ErrRedisTooOld.
 	ErrRedisTooOld = luascripts.ErrRedisTooOld
 	// ErrReplyLost is matched by the error of a call whose connection
-	// failed after it was sent: go-redis would send it again, and it is
-	// not, since it may have run (an acquire is then released in the
+	// failed after it was sent: the client does not send it again, since
+	// it may have run (an acquire is then released in the
 	// background by its own id, as after a timeout; a release or an extend
 	// may or may not have happened). It is the same error as
 	// fence.ErrReplyLost and ratelimit.ErrReplyLost.
@@ -87,8 +87,9 @@ func (e *HeldError) Error() string {
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
 // wrap adds the operation and name to a network error, and the context's
-// error when the context ended: go-redis reports a context deadline as an
-// I/O timeout, which errors.Is(err, context.DeadlineExceeded) would miss.
+// error when the context ended: a client may report a context deadline as
+// an I/O timeout, which errors.Is(err, context.DeadlineExceeded) would
+// miss.
 func wrap(ctx context.Context, op, name string, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("lock: %s %q: %w (%w)", op, name, err, cerr)

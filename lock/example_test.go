@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/lock"
 )
 
@@ -23,7 +24,7 @@ func ExampleNew() {
 		// Let ctx deadlines bound every call, not only ReadTimeout.
 		ContextTimeoutEnabled: true,
 	})
-	locker, err := lock.New(rdb,
+	locker, err := lock.New(goredisadapter.New(rdb),
 		lock.WithPrefix("billing:lock:"),
 		lock.WithOwner("worker-7"),
 	)
@@ -35,7 +36,8 @@ func ExampleNew() {
 
 func ExampleLocker_Acquire() {
 	ctx := context.Background()
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	locker, _ := lock.New(goredisadapter.New(rdb))
 
 	lease, err := locker.Acquire(ctx, "account-42", 10*time.Second)
 	var held *lock.HeldError
@@ -53,7 +55,8 @@ func ExampleLocker_Acquire() {
 }
 
 func ExampleLocker_AcquireWait() {
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	locker, _ := lock.New(goredisadapter.New(rdb))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -67,7 +70,8 @@ func ExampleLocker_AcquireWait() {
 
 func ExampleLocker_Release() {
 	ctx := context.Background()
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	locker, _ := lock.New(goredisadapter.New(rdb))
 	lease, err := locker.Acquire(ctx, "account-42", 10*time.Second)
 	if err != nil {
 		log.Fatal(err)
@@ -86,7 +90,8 @@ func ExampleLocker_Release() {
 
 func ExampleLocker_Extend() {
 	ctx := context.Background()
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	locker, _ := lock.New(goredisadapter.New(rdb))
 	lease, err := locker.Acquire(ctx, "import", 30*time.Second)
 	if err != nil {
 		log.Fatal(err)
@@ -102,7 +107,8 @@ func ExampleLocker_Extend() {
 }
 
 func ExampleLocker_Holder() {
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	locker, _ := lock.New(goredisadapter.New(rdb))
 	h, err := locker.Holder(context.Background(), "account-42")
 	if err != nil {
 		log.Fatal(err)
@@ -113,7 +119,8 @@ func ExampleLocker_Holder() {
 }
 
 func ExampleLocker_WithLock() {
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	locker, _ := lock.New(goredisadapter.New(rdb))
 	err := locker.WithLock(context.Background(), "account-42", 10*time.Second,
 		func(ctx context.Context, lease *lock.Lease) error {
 			// Renewed every ~3.3s while this runs. ctx ends the moment the
@@ -134,7 +141,8 @@ func chargeAccount(ctx context.Context, id int, token int64) error { return ctx.
 
 func ExampleLocker_Keep() {
 	ctx := context.Background()
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	locker, _ := lock.New(goredisadapter.New(rdb))
 	lease, err := locker.Acquire(ctx, "scheduler", 9*time.Second)
 	if err != nil {
 		log.Fatal(err)
@@ -150,7 +158,8 @@ func ExampleLocker_Keep() {
 }
 
 func ExampleLocker_Preflight() {
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	locker, _ := lock.New(goredisadapter.New(rdb))
 	report, err := locker.Preflight(context.Background())
 	if err != nil {
 		log.Fatal(err)
@@ -164,7 +173,7 @@ func ExampleWithBatching() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	// The acquires, releases and renewals of many goroutines share round
 	// trips, up to 64 script calls each; a name's calls keep their order.
-	locker, err := lock.New(rdb, lock.WithBatching(64))
+	locker, err := lock.New(goredisadapter.New(rdb), lock.WithBatching(64))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -180,7 +189,7 @@ func ExampleWithReplicas() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	// Acquire returns ErrNotReplicated, having released the lock, unless one
 	// replica has it within 100ms.
-	locker, err := lock.New(rdb, lock.WithReplicas(1, 100*time.Millisecond, true))
+	locker, err := lock.New(goredisadapter.New(rdb), lock.WithReplicas(1, 100*time.Millisecond, true))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -216,7 +225,7 @@ func ExampleHeldError() {
 func ExampleLocker_ForceRelease() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	locker, err := lock.New(rdb)
+	locker, err := lock.New(goredisadapter.New(rdb))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -231,7 +240,8 @@ func ExampleLocker_ForceRelease() {
 // plugs in the same way.
 func ExampleWithHook() {
 	var refused, lost atomic.Int64
-	locker, err := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}),
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	locker, err := lock.New(goredisadapter.New(rdb),
 		lock.WithHook(func(_ context.Context, e lock.Event) {
 			switch {
 			case e.Op == lock.OpAcquire && e.Outcome == lock.OutcomeHeld:
@@ -249,7 +259,8 @@ func ExampleWithHook() {
 // Log each lease lost while held, and each release that found its lease
 // already lost, at level Warn; nothing else.
 func ExampleWithLogger() {
-	locker, err := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}),
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	locker, err := lock.New(goredisadapter.New(rdb),
 		lock.WithLogger(slog.Default()))
 	if err != nil {
 		log.Fatal(err)

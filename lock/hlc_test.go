@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 )
@@ -165,8 +166,9 @@ func TestSkewLargerThanTheFailoverGapReissuesATokenAlreadyHandedOut(t *testing.T
 }
 
 func TestWithCounterTokensAndWithServerTimeForTestsExcludeEachOther(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
-	defer c.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	c := goredisadapter.New(rdb)
 	for _, opts := range [][]lock.Option{
 		{lock.WithCounterTokens(), lock.WithServerTimeForTests(time.Now)},
 		{lock.WithServerTimeForTests(time.Now), lock.WithCounterTokens()},
@@ -233,13 +235,13 @@ func TestCheckReplicaClocksFindsNoSkewBetweenTwoServersOnOneMachine(t *testing.T
 	s := redistest.Start(t, redistest.Own())
 	r := s.StartReplica(t)
 	l := newLocker(t, s)
-	problems, err := l.CheckReplicaClocks(context.Background(), 100*time.Millisecond, client(t, r))
+	problems, err := l.CheckReplicaClocks(context.Background(), 100*time.Millisecond, goredisadapter.New(client(t, r)))
 	if err != nil || len(problems) != 0 {
 		t.Fatalf("one machine, one clock: %q, %v; want no problem", problems, err)
 	}
 	// A skewed replica cannot be made on one machine (libfaketime aborts
 	// this redis-server); a bad bound is refused.
-	if _, err := l.CheckReplicaClocks(context.Background(), -time.Second, client(t, r)); !errors.Is(err, lock.ErrInvalidOption) {
+	if _, err := l.CheckReplicaClocks(context.Background(), -time.Second, goredisadapter.New(client(t, r))); !errors.Is(err, lock.ErrInvalidOption) {
 		t.Fatalf("negative bound: %v, want ErrInvalidOption", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 )
@@ -16,12 +17,13 @@ func TestNewRejectsNilClientAndBadOptions(t *testing.T) {
 	if _, err := lock.New(nil); !errors.Is(err, lock.ErrNilClient) {
 		t.Fatalf("nil client: %v", err)
 	}
-	var typedNil *redis.Client
-	if _, err := lock.New(typedNil); !errors.Is(err, lock.ErrNilClient) {
+	// goredisadapter.New(nil) is a nil *goredisadapter.Client.
+	if _, err := lock.New(goredisadapter.New(nil)); !errors.Is(err, lock.ErrNilClient) {
 		t.Fatalf("typed nil client: %v", err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
-	defer c.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	c := goredisadapter.New(rdb)
 	for name, opt := range map[string]lock.Option{
 		"empty prefix":         lock.WithPrefix(""),
 		"prefix with a brace":  lock.WithPrefix("a{b"),
@@ -88,10 +90,10 @@ func TestBadInputIsRejectedWithoutARoundTrip(t *testing.T) {
 
 // noServer returns a client of a port nobody listens on, which does not
 // retry: any round trip fails at once with a connection error.
-func noServer(t *testing.T) *redis.Client {
+func noServer(t *testing.T) lock.Client {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { c.Close() })
-	return c
+	return goredisadapter.New(c)
 }
 
 // refusesTTL checks that Acquire, AcquireWait and WithLock refuse each ttl

@@ -70,10 +70,11 @@ func (l *Locker) Keep(ctx context.Context, lease *Lease, interval time.Duration)
 }
 
 // renewNow proves a lease that arrived with less than one interval to its
-// deadline before anyone acts on it: an acquire can return late (go-redis
-// retried it while the server came back up), and the deadline counts from
-// when it was first sent. Without this the holder would start work on a
-// lease that lapses before the first renewal, or has lapsed already.
+// deadline before anyone acts on it: an acquire can return late (the
+// client sent it again while the server came back up), and the deadline
+// counts from when it was first sent. Without this the holder would start
+// work on a lease that lapses before the first renewal, or has lapsed
+// already.
 func (k *Keeper) renewNow(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, k.interval)
 	defer cancel()
@@ -151,8 +152,8 @@ func (k *Keeper) run() {
 	expire := time.NewTimer(time.Until(deadline))
 	defer expire.Stop()
 	// The first renewal comes sooner when the lease arrives with less than
-	// an interval left (an acquire that go-redis retried while the server
-	// came back up): halfway to the deadline, not after it.
+	// an interval left (an acquire that the client sent again while the
+	// server came back up): halfway to the deadline, not after it.
 	next := time.NewTimer(min(k.interval, time.Until(deadline)/2))
 	defer next.Stop()
 

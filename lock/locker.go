@@ -1,28 +1,19 @@
 package lock
 
 import (
-	"context"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
-// Client is the part of a go-redis client a Locker uses: scripts
-// (redis.Scripter), plus SUBSCRIBE for AcquireWait, a pipeline for the WAIT
-// of WithReplicas (it must share the acquire's connection), and CONFIG
-// GET, INFO and TIME for Preflight and CheckReplicaClocks. *redis.Client, *redis.ClusterClient, *redis.Ring and
-// redis.UniversalClient satisfy it.
-type Client interface {
-	redis.Scripter
-	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
-	Pipeline() redis.Pipeliner
-	ConfigGet(ctx context.Context, parameter string) *redis.MapStringStringCmd
-	Info(ctx context.Context, section ...string) *redis.StringCmd
-	Time(ctx context.Context) *redis.TimeCmd
-}
+// Client is a Redis client through its adapter module:
+// goredisadapter.New(rdb) for go-redis, rueidisadapter.New(rc) for
+// rueidis, valkeyadapter.New(vc) for valkey-go. A Locker runs its scripts
+// on it, subscribes with it for AcquireWait, sends WithReplicas' WAIT on
+// the connection of its script with it, and reads INFO, CONFIG GET and
+// TIME with it for Preflight and CheckReplicaClocks.
+type Client = luascripts.Client
 
 // Locker takes and manages locks on one Redis server, under the key layout
 // of the package doc. It is safe for concurrent use; make one per client

@@ -2,25 +2,17 @@ package lock_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 )
 
 func TestMain(m *testing.M) { redistest.VerifyMain(m) }
-
-// Every kind of go-redis client fits a Locker.
-var (
-	_ lock.Client = (*redis.Client)(nil)
-	_ lock.Client = (*redis.ClusterClient)(nil)
-	_ lock.Client = (*redis.Ring)(nil)
-	_ lock.Client = redis.UniversalClient(nil)
-)
 
 // client returns a client of s that honours context deadlines: without
 // ContextTimeoutEnabled, go-redis bounds a read by ReadTimeout alone.
@@ -35,9 +27,11 @@ func newLocker(t testing.TB, s *redistest.Server, opts ...lock.Option) *lock.Loc
 	return newLockerOn(t, s, client(t, s), opts...)
 }
 
-func newLockerOn(t testing.TB, s *redistest.Server, c lock.Client, opts ...lock.Option) *lock.Locker {
+// newLockerOn returns a Locker on rdb, through goredisadapter, its keys
+// under s's prefix.
+func newLockerOn(t testing.TB, s *redistest.Server, rdb redis.UniversalClient, opts ...lock.Option) *lock.Locker {
 	t.Helper()
-	l, err := lock.New(c, append([]lock.Option{lock.WithPrefix(s.Prefix() + "lock:")}, opts...)...)
+	l, err := lock.New(goredisadapter.New(rdb), append([]lock.Option{lock.WithPrefix(s.Prefix() + "lock:")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,5 +76,3 @@ func mustAcquire(t testing.TB, l *lock.Locker, name string, ttl time.Duration) *
 	}
 	return lease
 }
-
-func errorsIsDeadline(err error) bool { return errors.Is(err, context.DeadlineExceeded) }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 )
@@ -112,7 +113,6 @@ func TestHookSeesAcquireHeldExtendReleaseAndForceReleaseWithTheirFacts(t *testin
 
 // A failed round trip is reported as an error with the call's error.
 func TestHookSeesAcquireErrorWhenTheClientIsClosed(t *testing.T) {
-	redistest.GoRedisOnly(t, "closing a go-redis client (an adapter's client runs on the other client, which closes it)")
 	s := redistest.Start(t)
 	var ev events
 	c := client(t, s)
@@ -289,7 +289,7 @@ func TestLoggerRecordsOnlyLostLeasesAndNothingByDefault(t *testing.T) {
 func TestWithHookAndWithLoggerRefuseNil(t *testing.T) {
 	s := redistest.Start(t)
 	for _, o := range []lock.Option{lock.WithHook(nil), lock.WithLogger(nil)} {
-		if _, err := lock.New(client(t, s), o); !errors.Is(err, lock.ErrInvalidOption) {
+		if _, err := lock.New(goredisadapter.New(client(t, s)), o); !errors.Is(err, lock.ErrInvalidOption) {
 			t.Fatalf("got %v, want ErrInvalidOption", err)
 		}
 	}

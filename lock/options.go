@@ -85,10 +85,10 @@ func WithOwner(owner string) Option {
 // ErrNotReplicated and the lease keeps its previous deadline (the Keeper
 // tries again until then).
 //
-// The WAIT is pipelined on the connection that ran the acquire, which on
-// Redis Cluster or a Ring may not hold: use it with a client of one server.
-// go-redis reads a pipeline's replies within the client's ReadTimeout, so
-// keep timeout below it.
+// The WAIT follows the script on the connection that ran it, in the same
+// round trip (the client's EvalWait; on a Cluster, the connection to the
+// primary of the name's slot). go-redis (goredisadapter) reads its reply
+// within the client's ReadTimeout, so keep timeout below it there.
 func WithReplicas(n int, timeout time.Duration, failClosed bool) Option {
 	return func(c *config) error {
 		if n < 1 || timeout < time.Millisecond {

@@ -3,11 +3,8 @@ package lock
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/luascripts"
 )
@@ -81,7 +78,7 @@ func (l *Locker) Preflight(ctx context.Context) (Report, error) {
 		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run %s on %s*", strings.Join(refused, ", "), l.cfg.prefix))
 	}
 	r.MaxMemoryPolicy, r.AppendOnly, r.Save, err = luascripts.Durability(ctx, l.client)
-	if rerr := (redis.Error)(nil); errors.As(err, &rerr) {
+	if _, refused := luascripts.ReplyMessage(err); refused {
 		// CONFIG GET refused (an ACL, a managed service): reported, as
 		// fence's and semaphore's Preflight do.
 		r.Problems = append(r.Problems, fmt.Sprintf(

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/lock"
 )
 
@@ -16,7 +17,7 @@ import (
 func Example_quickstart() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	locker, err := lock.New(rdb)
+	locker, err := lock.New(goredisadapter.New(rdb))
 	if err != nil {
 		log.Fatal(err) // a nil client or a bad option
 	}

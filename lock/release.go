@@ -19,10 +19,10 @@ var releaseScript = luascripts.New("lock/release.lua", releaseSource)
 // protected by the lock (only by the fencing token). A release wakes the
 // name's AcquireWait callers at once.
 //
-// A release whose connection failed after it was sent is not sent again
-// by go-redis's retries, since it may have run (a second run would report
-// false after releasing): it returns an error matching ErrReplyLost, and
-// the lock is released or expires with its TTL.
+// A release whose connection failed after it was sent is not sent again by
+// the client, since it may have run (a second run would report false
+// after releasing): it returns an error matching ErrReplyLost, and the
+// lock is released or expires with its TTL.
 func (l *Locker) Release(ctx context.Context, lease *Lease) (bool, error) {
 	if err := checkLease(lease); err != nil {
 		return false, err

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-
-	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // AcquireWait acquires name for ttl, waiting for as long as ctx allows while
@@ -49,7 +47,7 @@ func (l *Locker) acquireWait(ctx context.Context, name string, ttl time.Duration
 	// happened before it took effect is caught by the retry it triggers;
 	// that retry, and every later one, marks a lock it finds held, so the
 	// release that follows is published.
-	events, stop := luascripts.Subscribe(ctx, l.client, l.cfg.channel(name))
+	events, stop := l.client.Subscribe(ctx, l.cfg.channel(name))
 	defer stop()
 
 	timer := time.NewTimer(0)

@@ -23,9 +23,8 @@ import (
 // is taken; an error matching ErrLeaseLost without running fn when the
 // acquire came back too late to prove (see Keep); and an error matching
 // ErrLeaseLost, joined with fn's error, when the lease was lost while fn ran
-// or was found gone at release (also when go-redis retried a release whose
-// reply was lost: see Release). Otherwise it returns fn's error, or the
-// release's. If fn panics or calls runtime.Goexit, the lease is released on
+// or was found gone at release. Otherwise it returns fn's error, or the
+// release's (ErrReplyLost when its reply was lost: see Release). If fn panics or calls runtime.Goexit, the lease is released on
 // the way out.
 func (l *Locker) WithLock(ctx context.Context, name string, ttl time.Duration, fn func(ctx context.Context, lease *Lease) error) error {
 	if fn == nil {
