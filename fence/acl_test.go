@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -35,11 +36,11 @@ func TestUserLimitedToAppKeysAndTheListedCommandsCanWriteAndRead(t *testing.T) {
 		t.Fatal("the restricted user may write outside app:*; the test proves nothing")
 	}
 
-	perKey, err := fence.New(c)
+	perKey, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
-	scoped, err := fence.New(c, fence.WithScope("app:{job}"))
+	scoped, err := fence.New(goredisadapter.New(c), fence.WithScope("app:{job}"))
 	if err != nil {
 		t.Fatal(err)
 	}

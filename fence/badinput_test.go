@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -17,28 +18,32 @@ import (
 func TestBadInputGetsTypedErrorAndTouchesNothing(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
 	c := s.Client(t)
+	client := goredisadapter.New(c)
 	ctx := context.Background()
 
 	if _, err := fence.New(nil); !errors.Is(err, fence.ErrNilClient) {
 		t.Errorf("New(nil) = %v, want ErrNilClient", err)
 	}
-	if _, err := fence.New((*redis.Client)(nil)); !errors.Is(err, fence.ErrNilClient) {
+	if _, err := fence.New(goredisadapter.New((*redis.Client)(nil))); !errors.Is(err, fence.ErrNilClient) {
+		t.Errorf("New(goredisadapter.New(typed nil)) = %v, want ErrNilClient", err)
+	}
+	if _, err := fence.New((*goredisadapter.Client)(nil)); !errors.Is(err, fence.ErrNilClient) {
 		t.Errorf("New(typed nil) = %v, want ErrNilClient", err)
 	}
 	for _, scope := range []string{"", "a{b", "a}b"} {
-		if _, err := fence.New(c, fence.WithScope(scope)); !errors.Is(err, fence.ErrInvalidOption) {
+		if _, err := fence.New(client, fence.WithScope(scope)); !errors.Is(err, fence.ErrInvalidOption) {
 			t.Errorf("WithScope(%q) = %v, want ErrInvalidOption", scope, err)
 		}
 	}
-	if _, err := fence.New(c, nil); !errors.Is(err, fence.ErrInvalidOption) {
+	if _, err := fence.New(client, nil); !errors.Is(err, fence.ErrInvalidOption) {
 		t.Errorf("nil option = %v, want ErrInvalidOption", err)
 	}
 
-	store, err := fence.New(c)
+	store, err := fence.New(client)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scoped, err := fence.New(c, fence.WithScope("job"))
+	scoped, err := fence.New(client, fence.WithScope("job"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
@@ -26,10 +24,10 @@ import (
 //   - No goroutine: a caller sends its batch and hands the next to a
 //     waiting caller.
 //
-// Reads (Get, HGet, Highest) are not batched. Batching needs a client with
-// Pipeline (every go-redis client; on a cluster each batch is split by
-// node). New returns ErrInvalidOption for size below 1 or a client without
-// Pipeline.
+// Reads (Get, HGet, Highest) are not batched. Every client batches: a
+// batch goes in one round trip per server (on a Cluster, split by the
+// primary of each write's mark). New returns ErrInvalidOption for size
+// below 1.
 func WithBatching(size int) Option {
 	return func(c *config) error {
 		if size < 1 {
@@ -40,14 +38,9 @@ func WithBatching(size int) Option {
 	}
 }
 
-// testBatch is the batch size of every Store a test makes without
-// WithBatching (export_test.go sets it from REDISTEST_BATCH); 0 outside
-// tests.
-var testBatch int
-
 // newBatcher returns the batcher of WithBatching(size) on client, or nil
 // for size 0.
-func newBatcher(client redis.Scripter, size int) (*luascripts.Batcher, error) {
+func newBatcher(client Client, size int) (*luascripts.Batcher, error) {
 	if size == 0 {
 		return nil, nil
 	}
@@ -60,7 +53,7 @@ func newBatcher(client redis.Scripter, size int) (*luascripts.Batcher, error) {
 
 // runWrite runs a write's script, batched with WithBatching in the lane of
 // its mark (keys[0]), so that the writes under one mark keep their order.
-func (s *Store) runWrite(ctx context.Context, script *luascripts.Script, keys []string, argv []any) *redis.Cmd {
+func (s *Store) runWrite(ctx context.Context, script *luascripts.Script, keys []string, argv []any) luascripts.Reply {
 	if s.batcher != nil {
 		return s.batcher.Do(ctx, keys[0], script, keys, argv)
 	}

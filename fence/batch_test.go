@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -25,8 +26,8 @@ func TestBatchedFencedWritesOf300GoroutinesNeverLetALowerTokenThrough(t *testing
 	s := redistest.Start(t)
 	c := s.Client(t, func(o *redis.Options) { o.PoolSize = 8 })
 	sizes := &redistest.PipelineCount{}
-	redistest.AddHook(c, sizes)
-	store, err := fence.New(c, fence.WithBatching(64))
+	c.AddHook(sizes)
+	store, err := fence.New(goredisadapter.New(c), fence.WithBatching(64))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,18 +95,12 @@ func TestBatchedFencedWritesOf300GoroutinesNeverLetALowerTokenThrough(t *testing
 	}
 }
 
-func TestWithBatchingRefusesASizeBelowOneAndAClientWithoutPipeline(t *testing.T) {
+func TestWithBatchingRefusesASizeBelowOne(t *testing.T) {
 	s := redistest.Start(t)
-	c := s.Client(t)
+	client := goredisadapter.New(s.Client(t))
 	for _, size := range []int{0, -1} {
-		if _, err := fence.New(c, fence.WithBatching(size)); !errors.Is(err, fence.ErrInvalidOption) {
+		if _, err := fence.New(client, fence.WithBatching(size)); !errors.Is(err, fence.ErrInvalidOption) {
 			t.Errorf("WithBatching(%d): %v, want ErrInvalidOption", size, err)
 		}
 	}
-	if _, err := fence.New(scripterOnly{c}, fence.WithBatching(8)); !errors.Is(err, fence.ErrInvalidOption) {
-		t.Errorf("a client without Pipeline: %v, want ErrInvalidOption", err)
-	}
 }
-
-// scripterOnly hides every method of a client but the scripts'.
-type scripterOnly struct{ redis.Scripter }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -13,7 +14,7 @@ func BenchmarkSet(b *testing.B) {
 	s := redistest.Start(b)
 	c := s.Client(b)
 	ctx := context.Background()
-	store, err := fence.New(c)
+	store, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func BenchmarkSet(b *testing.B) {
 	})
 	// The same write with a hook that counts: the cost of observing.
 	var decisions int
-	hooked, err := fence.New(c, fence.WithHook(func(context.Context, fence.Event) { decisions++ }))
+	hooked, err := fence.New(goredisadapter.New(c), fence.WithHook(func(context.Context, fence.Event) { decisions++ }))
 	if err != nil {
 		b.Fatal(err)
 	}

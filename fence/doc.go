@@ -9,7 +9,7 @@
 // are accepted: the current holder may write as often as it likes.
 //
 //	func writeBalance(ctx context.Context, rdb *redis.Client, token int64) error {
-//		store, err := fence.New(rdb)
+//		store, err := fence.New(goredisadapter.New(rdb))
 //		if err != nil {
 //			return err
 //		}
@@ -20,6 +20,11 @@
 //		}
 //		return err
 //	}
+//
+// A Store takes a Client: a Redis client through its adapter module,
+// goredisadapter.New(rdb) for go-redis, rueidisadapter.New(rc) for
+// rueidis, valkeyadapter.New(vc) for valkey-go; one server, a
+// Sentinel-monitored primary or a Cluster alike.
 //
 // A Fencer binds a token to a Store, so a holder passes one value to the
 // code that writes on its behalf. Set and HSet cover the common writes; Eval
@@ -106,8 +111,9 @@
 //     The same holds if a mark is lost.
 //   - That a write which returned an error did not happen. A write whose
 //     context ended may already be queued on the server and lands when a
-//     frozen or slow server wakes, moving the mark with it
-//     (TestFencedWriteThatTimedOutOnAFrozenServerStillLandsOnceItWakes):
+//     frozen or slow server wakes, moving the mark with it, on every
+//     client (internal/clienttest's
+//     TestFencedWriteThatTimedOutOnAFrozenServerStillLandsOnceItWakes):
 //     read the key or the mark again before acting on a timeout.
 //   - Only writes made through a Store are checked. A plain SET from
 //     anywhere else overwrites fenced data without a word.

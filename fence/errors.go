@@ -43,7 +43,7 @@ var (
 	// later. It is the same error as lock.ErrRedisTooOld.
 	ErrRedisTooOld = luascripts.ErrRedisTooOld
 	// ErrReplyLost is matched by the error of a write whose connection
-	// failed after it was sent: go-redis would send it again, and it is
+	// failed after it was sent: the client would send it again, and it is
 	// not, since it may have run. The write may or may not have landed, as
 	// with one that timed out: read the key (or Highest) again. It is the
 	// same error as lock.ErrReplyLost.

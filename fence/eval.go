@@ -29,8 +29,9 @@ func framed(name, body string) *luascripts.Script {
 // Eval runs script, a caller's Lua write, under the fence: in one atomic
 // call, the token is compared with the mark of keys[0] (or of the scope),
 // and script runs only if the token passes. It returns what script returns
-// (converted as go-redis converts a script's reply), or a *StaleError when
-// refused, in which case script did not run.
+// (an integer as int64, a string as string, a table as []any of these,
+// false or nil as nil), or a *StaleError when refused, in which case
+// script did not run. args are strings, []byte or numbers, as Set's value.
 //
 // Reserved slots: inside script, KEYS[1] is the high-water mark and ARGV[1]
 // the token. The caller's keys are KEYS[2], KEYS[3], … in the order of

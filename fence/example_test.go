@@ -11,14 +11,15 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 )
 
 // A lock holder writes with its lease's token and stops when refused.
 func ExampleNew() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, err := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, err := fence.New(goredisadapter.New(rdb))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -31,8 +32,9 @@ func ExampleNew() {
 // One mark for every key of a job: the newer holder's first write, to any
 // key, fences older holders out of all of them.
 func ExampleWithScope() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	client := goredisadapter.New(rdb)
 	store, err := fence.New(client, fence.WithScope("billing-run"))
 	if err != nil {
 		log.Fatal(err)
@@ -53,11 +55,12 @@ func ExampleWithScope() {
 }
 
 func ExampleWithBatching() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
 	// The fenced writes of many goroutines share round trips, up to 64
 	// each; each write keeps its own verdict, and the writes under one
 	// mark keep their order.
-	store, err := fence.New(client, fence.WithBatching(64))
+	store, err := fence.New(goredisadapter.New(rdb), fence.WithBatching(64))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -67,8 +70,9 @@ func ExampleWithBatching() {
 }
 
 func ExampleStore_Key() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	client := goredisadapter.New(rdb)
 	perKey, _ := fence.New(client)
 	scoped, _ := fence.New(client, fence.WithScope("job"))
 	fmt.Println(perKey.Key("account:7"))
@@ -79,18 +83,18 @@ func ExampleStore_Key() {
 }
 
 func ExampleStore_Scope() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client, fence.WithScope("job"))
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb), fence.WithScope("job"))
 	fmt.Println(store.Scope())
 	// Output: job
 }
 
 func ExampleStore_Set() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb))
 	err := store.Set(ctx, 42, "account:7", "100")
 	var stale *fence.StaleError
 	if errors.As(err, &stale) {
@@ -100,9 +104,9 @@ func ExampleStore_Set() {
 
 func ExampleStore_HSet() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb))
 	if err := store.HSet(ctx, 42, "account:7:meta", "owner", "alice"); err != nil {
 		log.Print(err)
 	}
@@ -112,9 +116,9 @@ func ExampleStore_HSet() {
 // are the fence's; the caller's keys and arguments start at 2.
 func ExampleStore_Eval() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb))
 	n, err := store.Eval(ctx, 42, `
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
 redis.call('RPUSH', KEYS[3], ARGV[3])
@@ -129,9 +133,9 @@ return redis.call('ZCARD', KEYS[2])`,
 
 func ExampleStore_Get() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb))
 	v, err := store.Get(ctx, "account:7")
 	if errors.Is(err, fence.ErrNotFound) {
 		log.Print("never written")
@@ -141,9 +145,9 @@ func ExampleStore_Get() {
 
 func ExampleStore_HGet() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb))
 	owner, err := store.HGet(ctx, "account:7:meta", "owner")
 	if err != nil {
 		log.Print(err)
@@ -153,9 +157,9 @@ func ExampleStore_HGet() {
 
 func ExampleStore_Highest() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb))
 	n, err := store.Highest(ctx, "account:7")
 	if err != nil {
 		log.Fatal(err)
@@ -166,9 +170,9 @@ func ExampleStore_Highest() {
 // The holder passes one value to the code that writes for it.
 func ExampleStore_Fencer() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client, fence.WithScope("billing-run"))
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb), fence.WithScope("billing-run"))
 	f := store.Fencer(42) // lease.Token from package lock
 
 	saveProgress := func(ctx context.Context, f fence.Fencer, n int) error {
@@ -180,27 +184,27 @@ func ExampleStore_Fencer() {
 }
 
 func ExampleFencer_Token() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb))
 	f := store.Fencer(42)
 	fmt.Println(f.Token()) // for a resource that is not Redis, such as pgfence
 	// Output: 42
 }
 
 func ExampleFencer_Key() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client, fence.WithScope("job"))
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb), fence.WithScope("job"))
 	fmt.Println(store.Fencer(42).Key("cursor"))
 	// Output: {job}:cursor
 }
 
 func ExampleFencer_Set() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb))
 	if err := store.Fencer(42).Set(ctx, "account:7", "100"); err != nil {
 		log.Print(err)
 	}
@@ -208,9 +212,9 @@ func ExampleFencer_Set() {
 
 func ExampleFencer_HSet() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb))
 	if err := store.Fencer(42).HSet(ctx, "account:7:meta", "owner", "alice"); err != nil {
 		log.Print(err)
 	}
@@ -218,9 +222,9 @@ func ExampleFencer_HSet() {
 
 func ExampleFencer_Eval() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, _ := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, _ := fence.New(goredisadapter.New(rdb))
 	_, err := store.Fencer(42).Eval(ctx, "redis.call('XADD', KEYS[2], '*', 'event', ARGV[2])",
 		[]string{"{orders}:events"}, "shipped")
 	if err != nil {
@@ -239,10 +243,10 @@ func ExampleStaleError() {
 
 // Count refused stale writes: the event that shows fencing at work.
 func ExampleWithHook() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
 	var refused atomic.Int64
-	store, err := fence.New(client, fence.WithHook(func(_ context.Context, e fence.Event) {
+	store, err := fence.New(goredisadapter.New(rdb), fence.WithHook(func(_ context.Context, e fence.Event) {
 		if e.Outcome == fence.OutcomeStale {
 			refused.Add(1)
 		}
@@ -255,9 +259,9 @@ func ExampleWithHook() {
 
 // Log each refused stale write (and nothing else) at level Warn.
 func ExampleWithLogger() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, err := fence.New(client, fence.WithLogger(slog.Default()))
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, err := fence.New(goredisadapter.New(rdb), fence.WithLogger(slog.Default()))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -267,9 +271,9 @@ func ExampleWithLogger() {
 // At start-up, check that the server keeps the marks and that the ACL user
 // may run every command fence needs on keys like the application's.
 func ExampleStore_Preflight() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, err := fence.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, err := fence.New(goredisadapter.New(rdb))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -284,9 +288,9 @@ func ExampleStore_Preflight() {
 
 // An Event reports every write: its verdict, its latency and its error.
 func ExampleEvent() {
-	client := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	store, err := fence.New(client, fence.WithHook(func(ctx context.Context, e fence.Event) {
+	rdb := redis.NewClient(&redis.Options{Addr: "redis.internal:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, err := fence.New(goredisadapter.New(rdb), fence.WithHook(func(ctx context.Context, e fence.Event) {
 		switch e.Outcome {
 		case fence.OutcomeStale:
 			log.Printf("%s %s: token %d refused, highest %d", e.Op, e.Key, e.Token, e.Highest)

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -20,7 +21,7 @@ func newStore(t *testing.T, opts ...fence.Option) (*fence.Store, *redis.Client, 
 	t.Helper()
 	s := redistest.Start(t)
 	c := s.Client(t)
-	store, err := fence.New(c, opts...)
+	store, err := fence.New(goredisadapter.New(c), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/lock"
 )
 
@@ -81,7 +82,7 @@ func expiredLease(t *testing.T, locker *lock.Locker, name string, write func(ctx
 
 func newLocker(t *testing.T, c *redis.Client, prefix string, opts ...lock.Option) *lock.Locker {
 	t.Helper()
-	l, err := lock.New(c, append([]lock.Option{lock.WithPrefix(prefix + "lock:")}, opts...)...)
+	l, err := lock.New(goredisadapter.New(c), append([]lock.Option{lock.WithPrefix(prefix + "lock:")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

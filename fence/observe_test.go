@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 )
 
 // Every verdict reaches the hook, a refusal with its token and highest,
@@ -120,10 +121,11 @@ func TestLoggerRecordsOnlyRefusedStaleWritesAndNothingByDefault(t *testing.T) {
 
 func TestNilHookOrLoggerIsAnInvalidOption(t *testing.T) {
 	_, c, _ := newStore(t)
-	if _, err := fence.New(c, fence.WithHook(nil)); !errors.Is(err, fence.ErrInvalidOption) {
+	client := goredisadapter.New(c)
+	if _, err := fence.New(client, fence.WithHook(nil)); !errors.Is(err, fence.ErrInvalidOption) {
 		t.Errorf("WithHook(nil): %v", err)
 	}
-	if _, err := fence.New(c, fence.WithLogger(nil)); !errors.Is(err, fence.ErrInvalidOption) {
+	if _, err := fence.New(client, fence.WithLogger(nil)); !errors.Is(err, fence.ErrInvalidOption) {
 		t.Errorf("WithLogger(nil): %v", err)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
@@ -50,14 +48,6 @@ type Report struct {
 // OK reports whether Preflight found no problem.
 func (r Report) OK() bool { return len(r.Problems) == 0 }
 
-// serverClient is the part of a go-redis client Preflight needs beyond
-// redis.Scripter. *redis.Client, *redis.ClusterClient, *redis.Ring and
-// redis.UniversalClient have it.
-type serverClient interface {
-	luascripts.InfoClient
-	luascripts.ConfigClient
-}
-
 // Preflight is a start-up check. It reads the server's version (INFO),
 // whether the client's ACL user may run every command fence needs on each
 // of keys and its high-water mark (a read-only script asks
@@ -81,16 +71,11 @@ type serverClient interface {
 // A server that refuses CONFIG GET (some managed services) is reported in
 // Problems, not as an error: check its eviction policy and persistence by
 // hand. A server without EVALSHA_RO (older than 7.0) makes it return an
-// error matching ErrRedisTooOld. The client must have Info and ConfigGet,
-// as every go-redis client has.
+// error matching ErrRedisTooOld.
 func (s *Store) Preflight(ctx context.Context, keys ...string) (Report, error) {
 	var r Report
 	if s == nil || s.client == nil {
 		return r, ErrNilClient
-	}
-	sc, ok := s.client.(serverClient)
-	if !ok {
-		return r, fmt.Errorf("fence: preflight: the client (%T) has no Info and ConfigGet methods", s.client)
 	}
 	if len(keys) == 0 {
 		keys = []string{s.Key(preflightKey)}
@@ -104,7 +89,7 @@ func (s *Store) Preflight(ctx context.Context, keys ...string) (Report, error) {
 		marks[i] = m
 	}
 
-	version, scriptsRun, err := luascripts.ServerVersion(ctx, sc)
+	version, scriptsRun, err := luascripts.ServerVersion(ctx, s.client)
 	if err != nil {
 		return r, preflightError(ctx, "INFO", err)
 	}
@@ -139,9 +124,8 @@ func (s *Store) Preflight(ctx context.Context, keys ...string) (Report, error) {
 		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run %s", strings.Join(checked, ", ")))
 	}
 
-	r.MaxMemoryPolicy, r.AppendOnly, r.Save, err = luascripts.Durability(ctx, sc)
-	var refused redis.Error
-	if errors.As(err, &refused) {
+	r.MaxMemoryPolicy, r.AppendOnly, r.Save, err = luascripts.Durability(ctx, s.client)
+	if _, refused := luascripts.ReplyMessage(err); refused {
 		r.Problems = append(r.Problems, fmt.Sprintf(
 			"%v: check by hand that no allkeys-* maxmemory-policy can evict high-water marks and that appendonly is on", err))
 		return r, nil

@@ -11,12 +11,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
-func preflight(t *testing.T, c redis.Scripter, keys ...string) fence.Report {
+func preflight(t *testing.T, c *redis.Client, keys ...string) fence.Report {
 	t.Helper()
-	st, err := fence.New(c)
+	st, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestPreflightReportsEveryDocumentedCommandTheACLUserMayNotRun(t *testing.T)
 	if r := preflight(t, full, "app:x", "app:{u}:p"); !r.OK() {
 		t.Fatalf("the documented ACL: %+v, want no problem", r)
 	}
-	scoped, err := fence.New(full, fence.WithScope("app:{job}"))
+	scoped, err := fence.New(goredisadapter.New(full), fence.WithScope("app:{job}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestPreflightReportsEveryDocumentedCommandTheACLUserMayNotRun(t *testing.T)
 	for _, cmd := range strings.Fields(leastPrivilege) {
 		less := strings.Join(slices.DeleteFunc(strings.Fields(leastPrivilege), func(c string) bool { return c == cmd }), " ")
 		c := user("less"+strings.TrimPrefix(cmd, "+"), less+" "+preflightOnly)
-		st, err := fence.New(c)
+		st, err := fence.New(goredisadapter.New(c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func TestPreflightReportsACONFIGGETTheUserMayNotRunInsteadOfFailing(t *testing.T
 // A server without EVALSHA_RO and EVAL_RO answers as Redis 6.2 does.
 func TestPreflightOnAServerWithoutTheReadOnlyScriptCommandsSaysItNeedsRedis7(t *testing.T) {
 	s := redistest.Start(t, redistest.Own(), redistest.Args("--rename-command", "EVALSHA_RO", "", "--rename-command", "EVAL_RO", ""))
-	st, err := fence.New(s.Client(t))
+	st, err := fence.New(goredisadapter.New(s.Client(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestPreflightOnAServerWithoutTheReadOnlyScriptCommandsSaysItNeedsRedis7(t *
 func TestPreflightRefusesAKeyAWriteWouldRefuseWithoutARoundTrip(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // nothing listens: a round trip would fail
 	defer c.Close()
-	st, err := fence.New(c)
+	st, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
@@ -78,7 +76,7 @@ func readErr(op, key string, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, redis.Nil):
+	case errors.Is(err, luascripts.ErrNil):
 		return fmt.Errorf("%w: %q", ErrNotFound, key)
 	default:
 		return fmt.Errorf("fence: %s %q: %w", op, key, err)

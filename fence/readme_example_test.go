@@ -8,12 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 )
 
 // writeBalance is the README's fence quickstart, word for word
 // (examples/snippets_test.go checks it).
 func writeBalance(ctx context.Context, rdb *redis.Client, token int64) error {
-	store, err := fence.New(rdb)
+	store, err := fence.New(goredisadapter.New(rdb))
 	if err != nil {
 		return err
 	}

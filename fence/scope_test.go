@@ -3,10 +3,10 @@ package fence_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -18,7 +18,7 @@ func TestPerKeyMarksLetStaleHolderWriteUntouchedKeysButScopeDoesNot(t *testing.T
 	c := s.Client(t)
 	ctx := context.Background()
 
-	perKey, err := fence.New(c)
+	perKey, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestPerKeyMarksLetStaleHolderWriteUntouchedKeysButScopeDoesNot(t *testing.T
 		t.Fatalf("per-key marks: %v; want the stale write accepted (each key only knows its own writes)", err)
 	}
 
-	scoped, err := fence.New(c, fence.WithScope("job2"))
+	scoped, err := fence.New(goredisadapter.New(c), fence.WithScope("job2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,70 +57,6 @@ func TestPerKeyMarksLetStaleHolderWriteUntouchedKeysButScopeDoesNot(t *testing.T
 	}
 }
 
-// On Redis Cluster every script must touch one slot. A real Cluster (three
-// primaries, a replica each) answers CROSSSLOT otherwise, so this runs each
-// write on one.
-func TestFencedWritesRunOnRedisClusterWithMarkInTheDataSlot(t *testing.T) {
-	cc := redistest.StartCluster(t).PrimitiveClient(t)
-	ctx := context.Background()
-
-	// The node refuses a script whose keys span slots: the check is real.
-	if err := cc.Eval(ctx, "return 1", []string{"{a}x", "{b}y"}).Err(); err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
-		t.Fatalf("cross-slot script: %v, want CROSSSLOT", err)
-	}
-
-	perKey, err := fence.New(cc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scoped, err := fence.New(cc, fence.WithScope("orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Untagged keys, tagged keys, a key with a lone '{': each one's mark
-	// hashes like the key, or the node would answer CROSSSLOT.
-	for _, k := range []string{"account:42", "{user:7}:profile", "app:{u:8}:cart"} {
-		if err := perKey.Set(ctx, 2, k, "v2"); err != nil {
-			t.Fatalf("set %q on a cluster: %v", k, err)
-		}
-		wantStale(t, perKey.Set(ctx, 1, k, "v1"), 1, 2)
-		if _, err := perKey.Eval(ctx, 2, "redis.call('SET', KEYS[2], ARGV[2])", []string{k}, "v3"); err != nil {
-			t.Fatalf("eval %q on a cluster: %v", k, err)
-		}
-		if got := mustGet(t, perKey, k); got != "v3" {
-			t.Fatalf("%q = %q, want v3", k, got)
-		}
-		if h := mustHighest(t, perKey, k); h != 2 {
-			t.Fatalf("highest %q = %d", k, h)
-		}
-	}
-	if err := perKey.HSet(ctx, 1, "hash:9", "f", "v"); err != nil {
-		t.Fatalf("hset on a cluster: %v", err)
-	}
-	// A brace with no tag: no mark under the key's name can share the
-	// slot, refused up front.
-	for _, k := range []string{"x{}", "a{b", "a}b"} {
-		if err := perKey.Set(ctx, 1, k, "v"); !errors.Is(err, fence.ErrCrossSlot) {
-			t.Fatalf("%s: %v, want ErrCrossSlot", k, err)
-		}
-	}
-
-	// A scope: several keys, one mark, one slot.
-	f := scoped.Fencer(5)
-	if err := f.Set(ctx, f.Key("cursor"), "c"); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.HSet(ctx, f.Key("totals"), "eur", 10); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Eval(ctx, "redis.call('RPUSH', KEYS[2], ARGV[2]); redis.call('SET', KEYS[3], ARGV[2])",
-		[]string{f.Key("log"), f.Key("last")}, "e1"); err != nil {
-		t.Fatalf("multi-key eval in a scope on a cluster: %v", err)
-	}
-	_, err = scoped.Eval(ctx, 4, "redis.call('SET', KEYS[2], 'stale')", []string{scoped.Key("last")})
-	wantStale(t, err, 4, 5)
-}
-
 // The untagged key "k" and the tagged key "{k}" are different resources,
 // usually guarded by different locks whose tokens do not compare. They hash
 // to one slot, and their marks must still be apart: otherwise a write with
@@ -140,68 +76,5 @@ func TestUntaggedAndTaggedKeysOfOneSlotKeepMarksOfTheirOwn(t *testing.T) {
 	}
 	if got := mustHighest(t, store, tagged); got != 100 {
 		t.Fatalf("highest of %q = %d, want 100", tagged, got)
-	}
-}
-
-// A mark is named after what it guards, so an ACL key pattern that covers
-// the data covers its mark, and it sits in the data's slot: checked with
-// CLUSTER KEYSLOT on a real Cluster, for untagged and tagged keys and
-// both kinds of scope, with no doubled suffix.
-func TestMarksShareTheDataPrefixAndSlotOnRedisCluster(t *testing.T) {
-	cc := redistest.StartCluster(t).PrimitiveClient(t)
-	ctx := context.Background()
-	perKey, err := fence.New(cc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bare, err := fence.New(cc, fence.WithScope("job"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prefixed, err := fence.New(cc, fence.WithScope("app:{job}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		store     *fence.Store
-		key, mark string
-	}{
-		{perKey, "app:x", "app:x:fence{app:x}"},
-		{perKey, "{app:x}", "{app:x}:fence"},
-		{perKey, "app:{u:7}:profile", "app:{u:7}:profile:fence"},
-		{bare, bare.Key("cursor"), "{job}:fence"},
-		{prefixed, prefixed.Key("cursor"), "app:{job}:fence"},
-	}
-	for _, tc := range cases {
-		if err := tc.store.Set(ctx, 3, tc.key, "v"); err != nil {
-			t.Fatalf("set %q: %v", tc.key, err)
-		}
-		if v, err := cc.Get(ctx, tc.mark).Result(); err != nil || v != "3" {
-			t.Fatalf("mark of %q: GET %q = %q, %v; want the token 3", tc.key, tc.mark, v, err)
-		}
-		ks, err := cc.ClusterKeySlot(ctx, tc.key).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms, err := cc.ClusterKeySlot(ctx, tc.mark).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ks != ms {
-			t.Fatalf("%q is in slot %d, its mark %q in %d", tc.key, ks, tc.mark, ms)
-		}
-		if strings.Count(tc.mark, ":fence") != 1 {
-			t.Fatalf("mark %q repeats its suffix", tc.mark)
-		}
-	}
-	if got := prefixed.Key("cursor"); got != "app:{job}:cursor" {
-		t.Fatalf("Key = %q, want app:{job}:cursor", got)
-	}
-	// Both marks of the prefixed scope's keys and the untagged key are
-	// under "app:"; the tagged key "{app:x}" is not, and neither is its data.
-	for _, m := range []string{"app:x:fence{app:x}", "app:{u:7}:profile:fence", "app:{job}:fence"} {
-		if !strings.HasPrefix(m, "app:") {
-			t.Fatalf("%q is outside app:*", m)
-		}
 	}
 }

@@ -3,10 +3,14 @@ package fence
 import (
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/luascripts"
 )
+
+// Client is a Redis client through its adapter module:
+// goredisadapter.New(rdb) for go-redis, rueidisadapter.New(rc) for
+// rueidis, valkeyadapter.New(vc) for valkey-go. Each adapter is a module
+// of its own, so an application downloads only the client it uses.
+type Client = luascripts.Client
 
 // Store writes to Redis keys under a fence: each write carries a token and
 // is refused if the token is lower than the highest one accepted for the
@@ -22,7 +26,7 @@ import (
 // counter (one lock name): marks of different scopes, or tokens of
 // different locks, do not compare.
 type Store struct {
-	client  redis.Scripter
+	client  Client
 	batcher *luascripts.Batcher // nil unless WithBatching
 	config
 }
@@ -69,11 +73,13 @@ func WithScope(name string) Option {
 	}
 }
 
-// New returns a Store that writes through client (a *redis.Client,
-// *redis.ClusterClient, *redis.Ring or any redis.UniversalClient). It makes
-// no round trip. It fails with ErrNilClient for a nil client and
-// ErrInvalidOption for a nil or bad option.
-func New(client redis.Scripter, opts ...Option) (*Store, error) {
+// New returns a Store that writes through client, a Redis client through
+// its adapter (fence.New(goredisadapter.New(rdb)) for go-redis; any of
+// its clients: one server, a Sentinel-monitored primary, a Cluster, a
+// Ring). It makes no round trip. It fails with ErrNilClient for a nil
+// client (goredisadapter.New(nil) included) and ErrInvalidOption for a nil
+// or bad option.
+func New(client Client, opts ...Option) (*Store, error) {
 	if luascripts.IsNil(client) {
 		return nil, ErrNilClient
 	}
@@ -85,9 +91,6 @@ func New(client redis.Scripter, opts ...Option) (*Store, error) {
 		if err := opt(&s.config); err != nil {
 			return nil, err
 		}
-	}
-	if s.batch == 0 {
-		s.batch = testBatch
 	}
 	var err error
 	if s.batcher, err = newBatcher(client, s.batch); err != nil {

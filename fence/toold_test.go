@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -14,7 +15,7 @@ import (
 // too old, not only the server's words.
 func TestAReadARedisOlderThan7RefusesSaysItNeedsRedis7(t *testing.T) {
 	s := redistest.Start(t, redistest.Own(), redistest.Args("--rename-command", "EVALSHA_RO", "", "--rename-command", "EVAL_RO", ""))
-	store, err := fence.New(s.Client(t))
+	store, err := fence.New(goredisadapter.New(s.Client(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

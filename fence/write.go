@@ -19,8 +19,8 @@ var (
 // number of times. A refused write returns a *StaleError (matching
 // ErrStale) and writes nothing.
 //
-// value is anything go-redis accepts as an argument (string, []byte,
-// numbers). Bad input fails without a round trip.
+// value is a string, a []byte or a number (int, int64, uint64, float64),
+// which every client sends alike. Bad input fails without a round trip.
 func (s *Store) Set(ctx context.Context, token int64, key string, value any) error {
 	mark, err := s.check(token, key)
 	if err != nil {

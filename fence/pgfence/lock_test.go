@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/redis-primitives/go/fence/pgfence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 )
@@ -34,7 +35,7 @@ type expiry struct {
 func expiredLease(t *testing.T, write func(ctx context.Context, who string, token int64) error) expiry {
 	t.Helper()
 	s := redistest.Start(t)
-	locker, err := lock.New(s.Client(t), lock.WithPrefix(s.Prefix()+"lock:"))
+	locker, err := lock.New(goredisadapter.New(s.Client(t)), lock.WithPrefix(s.Prefix()+"lock:"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func loseCounterBetweenTwoHolders(t *testing.T, opts ...lock.Option) (a, b *lock
 	t.Helper()
 	s := redistest.Start(t)
 	c := s.Client(t)
-	locker, err := lock.New(c, append([]lock.Option{lock.WithPrefix(s.Prefix() + "lock:")}, opts...)...)
+	locker, err := lock.New(goredisadapter.New(c), append([]lock.Option{lock.WithPrefix(s.Prefix() + "lock:")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis-primitives/go/election"
 	"github.com/redis-primitives/go/fence/pgfence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 )
@@ -173,7 +174,7 @@ func TestSentinelFailoversLetStaleWritesIntoPostgresOnlyWhenTokensGoBack(t *test
 			for w := range pgWorkers {
 				who := fmt.Sprintf("s%dd%dw%d", si, di, w)
 				opts := append([]lock.Option{lock.WithPrefix(fmt.Sprintf("pg:s%dd%d:", si, di)), lock.WithOwner(who)}, sc.opts...)
-				l, err := lock.New(sen.Client(t), opts...)
+				l, err := lock.New(goredisadapter.New(sen.Client(t)), opts...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -196,8 +197,8 @@ func TestSentinelFailoversLetStaleWritesIntoPostgresOnlyWhenTokensGoBack(t *test
 		for n := range pgWorkers {
 			calls := &acquireCalls{h: h}
 			c := sen.Client(t)
-			redistest.AddHook(c, calls)
-			e, err := election.New(c, election.Config{
+			c.AddHook(calls)
+			e, err := election.New(goredisadapter.New(c), election.Config{
 				Name: fmt.Sprintf("pg%d", di), NodeID: fmt.Sprintf("e%dn%d", di, n),
 				TTL: electionTTL, RenewInterval: electionRenew, RetryInterval: electionRenew,
 			})
@@ -479,10 +480,12 @@ func (h *pgHistory) lead(ctx, termCtx context.Context, term election.Term, calls
 	}
 }
 
-// acquireCalls records, on one elector's client, when each script call
-// that answered a token (lock's acquire: every other script of lock
+// acquireCalls records, on one elector's go-redis client, when each script
+// call that answered a token (lock's acquire: every other script of lock
 // answers 0, 1 or an array) was sent and when its reply came, go-redis'
 // retries included: that is when the term with that epoch was acquired.
+// goredisadapter sends every script call in a pipeline, even alone, so the
+// pipeline hook sees them.
 type acquireCalls struct {
 	h     *pgHistory
 	mu    sync.Mutex
@@ -496,22 +499,23 @@ type acquireCall struct {
 
 func (a *acquireCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (a *acquireCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
+func (a *acquireCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 
-func (a *acquireCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+func (a *acquireCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
 		sent := a.h.since()
-		err := next(ctx, cmd)
-		if name := cmd.Name(); name != "evalsha" && name != "eval" {
-			return err
-		}
-		if c, ok := cmd.(*redis.Cmd); ok {
-			if token, ok := c.Val().(int64); ok && token > 1 {
-				a.mu.Lock()
-				a.calls = append(a.calls, acquireCall{token: token, sent: sent, got: a.h.since()})
-				a.mu.Unlock()
+		err := next(ctx, cmds)
+		got := a.h.since()
+		for _, cmd := range cmds {
+			if name := cmd.Name(); name != "evalsha" && name != "eval" {
+				continue
+			}
+			if c, ok := cmd.(*redis.Cmd); ok {
+				if token, ok := c.Val().(int64); ok && token > 1 {
+					a.mu.Lock()
+					a.calls = append(a.calls, acquireCall{token: token, sent: sent, got: got})
+					a.mu.Unlock()
+				}
 			}
 		}
 		return err
