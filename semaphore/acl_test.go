@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/semaphore"
 )
@@ -47,7 +48,7 @@ func TestUserLimitedToTheDocumentedACLRunsEveryPathAndNeedsEveryCommand(t *testi
 		defer c.Close()
 		prefix := fmt.Sprintf("app:semaphore:%d:", user)
 		marked := func() bool { return admin.Exists(ctx, prefix+"{job}:waiting").Val() == 1 }
-		return aclPaths(ctx, c, prefix, marked, preflight)
+		return aclPaths(ctx, goredisadapter.New(c), prefix, marked, preflight)
 	}
 	if err := run(leastPrivilege, true); err != nil {
 		t.Fatalf("with %s: %v", leastPrivilege, err)

@@ -13,7 +13,7 @@ import (
 var acquireSource string
 
 // Idempotent: a resend finds its own permit by id (see acquire.lua), so
-// go-redis may retry it as it retries any command.
+// the client may send it again as it sends any command again.
 var acquireScript = luascripts.NewIdempotent("semaphore/acquire.lua", acquireSource)
 
 // Acquire makes one attempt to take a permit of the semaphore called name,
@@ -27,9 +27,9 @@ var acquireScript = luascripts.NewIdempotent("semaphore/acquire.lua", acquireSou
 // live permits is refused until enough of them are released or expire;
 // holders above it keep their permits.
 //
-// The permit's id is chosen here before the call is sent, so when go-redis
-// resends a script whose reply it lost, the resend finds the permit the
-// first send granted and returns it: one call takes at most one permit.
+// The permit's id is chosen here before the call is sent, so when the
+// client resends a script whose reply it lost, the resend finds the permit
+// the first send granted and returns it: one call takes at most one permit.
 //
 // An Acquire that got no reply (its context ended, the connection was lost)
 // may still run on the server after it returned: a frozen or slow server

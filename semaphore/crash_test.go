@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/internal/redistest/naivesemaphore"
 	"github.com/redis-primitives/go/semaphore"
@@ -22,7 +23,7 @@ func TestACrashedHoldersPermitLeaksForeverWithIncrDecrAndReturnsWithinItsTTLWith
 
 	naive := naivesemaphore.New(s.Client(t), s.Prefix()+"naive:")
 	crashedClient := s.Client(t)
-	crashed := newIssuerOn(t, s, crashedClient)
+	crashed := newIssuerOn(t, s, goredisadapter.New(crashedClient))
 	var expiry time.Time
 	for range capacity {
 		if ok, err := naive.Acquire(ctx, "exports", capacity); err != nil || !ok {

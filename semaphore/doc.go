@@ -23,8 +23,8 @@
 //     its TTL. Expired permits are dropped by later acquires, and the keys
 //     of a semaphore expire with its longest permit, except the counter.
 //   - One call, one permit: the permit's id is chosen before the call is
-//     sent, so go-redis resending an acquire whose reply it lost returns
-//     the same permit, not a second one.
+//     sent, so a client resending an acquire whose reply it lost gets
+//     the same permit back, not a second one.
 //   - Tokens that strictly increase across every permit of a name, also
 //     across a loss of the counter (FLUSHALL, eviction, a restart without
 //     persistence, a failover to a replica that missed the last grants),
@@ -61,8 +61,9 @@
 //     never came may have run, on a frozen server once it wakes; the Issuer
 //     then gives that permit back, by its own id and never another
 //     holder's, once the server answers again, in the background and for
-//     at most the attempt's TTL
-//     (TestAcquireThatTimedOutOnAFrozenServerIsGivenBackOnceTheServerWakes).
+//     at most the attempt's TTL (internal/clienttest's
+//     TestSemaphoreAcquireThatTimedOutOnAFrozenServerIsGivenBackOnceTheServerWakes,
+//     on every client).
 //   - Fairness: waiters woken by a release race, and one of them wins.
 //   - Expiry on your clock: a step of the Redis host's clock shortens or
 //     lengthens every live permit.
@@ -102,7 +103,12 @@
 //
 // # Clients
 //
-// Any go-redis client fits (see Client). Set ContextTimeoutEnabled in the
-// client's options: without it go-redis bounds a call by its ReadTimeout
-// and WriteTimeout only, not by the context's deadline.
+// New takes a Client: a Redis client through its adapter module,
+// goredisadapter.New(rdb) for go-redis (semaphore.New(goredisadapter.New(rdb))),
+// rueidisadapter.New(rc) for rueidis, valkeyadapter.New(vc) for valkey-go;
+// one server, a Sentinel-monitored primary or a Cluster alike.
+//
+// On go-redis, set ContextTimeoutEnabled in the client's options: without
+// it go-redis bounds a call by its ReadTimeout and WriteTimeout only, not
+// by the context's deadline.
 package semaphore

@@ -53,10 +53,10 @@ var (
 	// error as lock.ErrRedisTooOld.
 	ErrRedisTooOld = luascripts.ErrRedisTooOld
 	// ErrReplyLost is matched by the error of a release whose connection
-	// failed after it was sent: go-redis would send it again, and it is
+	// failed after it was sent: the client would send it again, and it is
 	// not, since it may have run; the permit is released, or expires with
-	// its TTL. (Acquire and Extend are safe to run twice, and go-redis
-	// retries them as any command.) It is the same error as
+	// its TTL. (Acquire and Extend are safe to run twice, and the client
+	// may send them again as any command.) It is the same error as
 	// lock.ErrReplyLost.
 	ErrReplyLost = luascripts.ErrReplyLost
 )
@@ -84,8 +84,9 @@ func (e *FullError) Error() string {
 func (e *FullError) Is(target error) bool { return target == ErrFull }
 
 // netErr adds the operation and name to a network error, and the context's
-// error when the context ended: go-redis reports a context deadline as an
-// I/O timeout, which errors.Is(err, context.DeadlineExceeded) would miss.
+// error when the context ended: a client may report a context deadline as
+// an I/O timeout, which errors.Is(err, context.DeadlineExceeded) would
+// miss.
 func netErr(ctx context.Context, op, name string, err error) error {
 	cerr := ctx.Err()
 	if cerr == nil || errors.Is(err, cerr) {

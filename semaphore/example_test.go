@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/semaphore"
 )
 
@@ -23,7 +24,7 @@ func ExampleNew() {
 		// Let ctx deadlines bound every call, not only ReadTimeout.
 		ContextTimeoutEnabled: true,
 	})
-	sem, err := semaphore.New(rdb,
+	sem, err := semaphore.New(goredisadapter.New(rdb),
 		semaphore.WithPrefix("billing:semaphore:"),
 		semaphore.WithOwner("worker-7"),
 	)
@@ -38,7 +39,7 @@ func ExampleNew() {
 func Example_quickstart() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	sem, err := semaphore.New(rdb)
+	sem, err := semaphore.New(goredisadapter.New(rdb))
 	if err != nil {
 		log.Fatal(err) // a nil client or a bad option
 	}
@@ -59,7 +60,8 @@ func runExport(ctx context.Context, id string, token int64) { _, _, _ = ctx, id,
 
 func ExampleIssuer_Acquire() {
 	ctx := context.Background()
-	sem, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	sem, _ := semaphore.New(goredisadapter.New(rdb))
 
 	permit, err := sem.Acquire(ctx, "payment-provider", 10, 10*time.Second)
 	var full *semaphore.FullError
@@ -75,7 +77,8 @@ func ExampleIssuer_Acquire() {
 }
 
 func ExampleIssuer_AcquireWait() {
-	sem, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	sem, _ := semaphore.New(goredisadapter.New(rdb))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -89,7 +92,8 @@ func ExampleIssuer_AcquireWait() {
 
 func ExampleIssuer_Release() {
 	ctx := context.Background()
-	sem, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	sem, _ := semaphore.New(goredisadapter.New(rdb))
 	permit, err := sem.Acquire(ctx, "exports:tenant-42", 5, 10*time.Second)
 	if err != nil {
 		log.Fatal(err)
@@ -108,7 +112,8 @@ func ExampleIssuer_Release() {
 
 func ExampleIssuer_Extend() {
 	ctx := context.Background()
-	sem, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	sem, _ := semaphore.New(goredisadapter.New(rdb))
 	permit, err := sem.Acquire(ctx, "exports:tenant-42", 5, 10*time.Second)
 	if err != nil {
 		log.Fatal(err)
@@ -122,7 +127,8 @@ func ExampleIssuer_Extend() {
 
 func ExampleIssuer_Holders() {
 	ctx := context.Background()
-	sem, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	sem, _ := semaphore.New(goredisadapter.New(rdb))
 	holders, err := sem.Holders(ctx, "exports:tenant-42")
 	if err != nil {
 		log.Fatal(err)
@@ -138,8 +144,9 @@ func ExampleIssuer_Holders() {
 func ExampleIssuer_WithPermit() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	sem, _ := semaphore.New(rdb)
-	store, _ := fence.New(rdb)
+	client := goredisadapter.New(rdb) // one adapter serves every primitive
+	sem, _ := semaphore.New(client)
+	store, _ := fence.New(client)
 
 	err := sem.WithPermit(ctx, "exports:tenant-42", 5, 30*time.Second, func(ctx context.Context, p *semaphore.Permit) error {
 		// ctx is cancelled the moment the permit can no longer be proven.
@@ -160,7 +167,8 @@ func ExampleIssuer_WithPermit() {
 // not one function call.
 func ExampleIssuer_Keep() {
 	ctx := context.Background()
-	sem, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	sem, _ := semaphore.New(goredisadapter.New(rdb))
 	permit, err := sem.Acquire(ctx, "exports:tenant-42", 5, 30*time.Second)
 	if err != nil {
 		log.Fatal(err)
@@ -178,7 +186,8 @@ func ExampleIssuer_Keep() {
 }
 
 func ExampleIssuer_Preflight() {
-	sem, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	sem, _ := semaphore.New(goredisadapter.New(rdb))
 	report, err := sem.Preflight(context.Background())
 	if err != nil {
 		log.Fatal(err) // INFO or CONFIG refused, or Redis unreachable
@@ -190,7 +199,7 @@ func ExampleIssuer_Preflight() {
 
 func ExampleWithHook() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	sem, err := semaphore.New(rdb, semaphore.WithHook(func(_ context.Context, e semaphore.Event) {
+	sem, err := semaphore.New(goredisadapter.New(rdb), semaphore.WithHook(func(_ context.Context, e semaphore.Event) {
 		if e.Outcome == semaphore.OutcomeFull {
 			log.Printf("%s is full: %d live of %d", e.Name, e.Holders, e.Capacity)
 		}
@@ -205,7 +214,7 @@ func ExampleWithLogger() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	// Warns when a holder's work ran on past its permit: only its token
 	// protected it then.
-	sem, err := semaphore.New(rdb, semaphore.WithLogger(slog.Default()))
+	sem, err := semaphore.New(goredisadapter.New(rdb), semaphore.WithLogger(slog.Default()))
 	if err != nil {
 		log.Fatal(err)
 	}

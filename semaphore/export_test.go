@@ -2,7 +2,7 @@ package semaphore
 
 import "context"
 
-// ResendAcquire sends p's acquire again, with its id, as go-redis does
+// ResendAcquire sends p's acquire again, with its id, as a client does
 // when it lost the reply: for the test that a resend takes one permit.
 func ResendAcquire(ctx context.Context, s *Issuer, p *Permit) (*Permit, error) {
 	args := []any{p.Capacity, p.TTL.Milliseconds(), p.ID, p.Owner}

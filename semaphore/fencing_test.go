@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis-primitives/go/fence"
 	"github.com/redis-primitives/go/fence/pgfence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/internal/redistest/pgtest"
 	"github.com/redis-primitives/go/semaphore"
@@ -47,11 +48,11 @@ func TestHelperPermitHolderProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	i, err := semaphore.New(c, semaphore.WithPrefix(cfg.Prefix))
+	i, err := semaphore.New(goredisadapter.New(c), semaphore.WithPrefix(cfg.Prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fences, err := fence.New(c)
+	fences, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestAHolderFrozenPastItsPermitIsReplacedAndItsWritesAreRefusedByFenceAndPgf
 
 	c := s.Client(t)
 	i := newIssuer(t, s)
-	fences, err := fence.New(c)
+	fences, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestOneFenceSharedByLiveHoldersRefusesTheOlder(t *testing.T) {
 	s := redistest.Start(t)
 	ctx := context.Background()
 	i := newIssuer(t, s)
-	fences, err := fence.New(s.Client(t))
+	fences, err := fence.New(goredisadapter.New(s.Client(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

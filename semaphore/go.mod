@@ -6,6 +6,7 @@ require (
 	github.com/jackc/pgx/v5 v5.9.2
 	github.com/redis-primitives/go/fence v0.1.0
 	github.com/redis-primitives/go/fence/pgfence v0.1.0
+	github.com/redis-primitives/go/goredisadapter v0.1.0
 	github.com/redis-primitives/go/internal/luascripts v0.1.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis/go-redis/v9 v9.7.3
@@ -17,12 +18,7 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.2 // indirect
-	github.com/redis-primitives/go/rueidisadapter v0.1.0 // indirect
-	github.com/redis-primitives/go/valkeyadapter v0.1.0 // indirect
-	github.com/redis/rueidis v1.0.69 // indirect
-	github.com/valkey-io/valkey-go v1.0.70 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/semaphore"
 )
@@ -20,11 +21,16 @@ func TestBadInputIsRefusedWithATypedErrorBeforeAnyRoundTrip(t *testing.T) {
 		t.Fatalf("New(nil): %v", err)
 	}
 	var nilClient *redis.Client
-	if _, err := semaphore.New(nilClient); !errors.Is(err, semaphore.ErrNilClient) {
-		t.Fatalf("New(nil *redis.Client): %v", err)
+	if _, err := semaphore.New(goredisadapter.New(nilClient)); !errors.Is(err, semaphore.ErrNilClient) {
+		t.Fatalf("New(goredisadapter.New(nil *redis.Client)): %v", err)
 	}
-	nowhere := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
-	defer nowhere.Close()
+	var nilAdapter *goredisadapter.Client
+	if _, err := semaphore.New(nilAdapter); !errors.Is(err, semaphore.ErrNilClient) {
+		t.Fatalf("New(nil *goredisadapter.Client): %v", err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	defer rdb.Close()
+	nowhere := goredisadapter.New(rdb)
 	for _, opt := range []semaphore.Option{
 		nil, semaphore.WithPrefix(""), semaphore.WithPrefix("a{b"), semaphore.WithOwner(""),
 		semaphore.WithSafetyMargin(-1), semaphore.WithRenewFraction(0), semaphore.WithRenewFraction(1),

@@ -1,25 +1,19 @@
 package semaphore
 
 import (
-	"context"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
-// Client is the part of a go-redis client an Issuer uses: scripts
-// (redis.Scripter), SUBSCRIBE for AcquireWait, and CONFIG GET and INFO for
-// Preflight. *redis.Client, *redis.ClusterClient, *redis.Ring and
-// redis.UniversalClient satisfy it.
-type Client interface {
-	redis.Scripter
-	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
-	ConfigGet(ctx context.Context, parameter string) *redis.MapStringStringCmd
-	Info(ctx context.Context, section ...string) *redis.StringCmd
-}
+// Client is a Redis client through its adapter module:
+// goredisadapter.New(rdb) for go-redis, rueidisadapter.New(rc) for
+// rueidis, valkeyadapter.New(vc) for valkey-go. Each adapter is a module
+// of its own, so an application downloads only the client it uses. An
+// Issuer runs its scripts on it, subscribes with it for AcquireWait, and
+// reads INFO and CONFIG GET with it for Preflight.
+type Client = luascripts.Client
 
 // Issuer grants and manages permits of named semaphores on one Redis
 // server, under the key layout of the package doc. It is safe for

@@ -32,7 +32,7 @@ type Keeper struct {
 //
 // interval must be positive and shorter than the TTL minus the safety
 // margin, or Keep returns ErrInvalidTTL. A permit with less than one
-// interval left (an acquire go-redis resent while the server recovered) is
+// interval left (an acquire the client resent while the server recovered) is
 // renewed at once.
 func (s *Issuer) Keep(ctx context.Context, p *Permit, interval time.Duration) (*Keeper, error) {
 	if err := checkPermit(p); err != nil {
@@ -82,7 +82,7 @@ type extended struct {
 
 func (k *Keeper) loop(s *Issuer, p Permit, every, margin time.Duration) {
 	defer close(k.exited)
-	// An acquire that came back late (go-redis resent it while the server
+	// An acquire that came back late (the client resent it while the server
 	// recovered) may have less than one interval left: renew it at once.
 	first := every
 	if time.Until(p.Deadline(margin)) < every {

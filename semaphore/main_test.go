@@ -5,27 +5,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/semaphore"
 )
 
 func TestMain(m *testing.M) { redistest.VerifyMain(m) }
 
-// Every kind of go-redis client fits an Issuer.
-var (
-	_ semaphore.Client = (*redis.Client)(nil)
-	_ semaphore.Client = (*redis.ClusterClient)(nil)
-	_ semaphore.Client = (*redis.Ring)(nil)
-	_ semaphore.Client = redis.UniversalClient(nil)
-)
-
-// newIssuer returns an Issuer on a client of s (go-redis's defaults, and
-// context deadlines honoured), its keys under s's prefix.
+// newIssuer returns an Issuer on a go-redis client of s (go-redis's
+// defaults, and context deadlines honoured), its keys under s's prefix.
 func newIssuer(t testing.TB, s *redistest.Server, opts ...semaphore.Option) *semaphore.Issuer {
 	t.Helper()
-	return newIssuerOn(t, s, s.Client(t), opts...)
+	return newIssuerOn(t, s, goredisadapter.New(s.Client(t)), opts...)
 }
 
 func newIssuerOn(t testing.TB, s *redistest.Server, c semaphore.Client, opts ...semaphore.Option) *semaphore.Issuer {

@@ -3,11 +3,8 @@ package semaphore
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/internal/luascripts"
 )
@@ -75,7 +72,7 @@ func (s *Issuer) Preflight(ctx context.Context) (Report, error) {
 		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run %s on %s*", strings.Join(r.Refused, ", "), s.cfg.prefix))
 	}
 	r.MaxMemoryPolicy, r.AppendOnly, r.Save, err = luascripts.Durability(ctx, s.client)
-	if rerr := (redis.Error)(nil); errors.As(err, &rerr) {
+	if _, refused := luascripts.ReplyMessage(err); refused {
 		// CONFIG GET refused (an ACL, a managed service): reported, as
 		// every primitive's Preflight does.
 		r.Problems = append(r.Problems, fmt.Sprintf(

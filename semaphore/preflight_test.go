@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -49,7 +50,7 @@ func TestPreflightReportsACONFIGGETTheUserMayNotRunInsteadOfFailing(t *testing.T
 		t.Fatal(err)
 	}
 	c := s.Client(t, func(o *redis.Options) { o.Username, o.Password = "noconfig", "pw" })
-	r, err := newIssuerOn(t, s, c).Preflight(ctx)
+	r, err := newIssuerOn(t, s, goredisadapter.New(c)).Preflight(ctx)
 	if err != nil {
 		t.Fatalf("Preflight without CONFIG: %v, want a report", err)
 	}

@@ -6,22 +6,24 @@ import (
 	"net"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // unanswered reports whether err says a call got no reply, so its script
 // may have run, or may still run once a frozen or slow server wakes: a
-// timeout, a lost connection. A server's error reply (redis.Error) says it
-// did not run to a grant, and a closed client sent nothing.
+// timeout, a lost connection. A server's error reply says it did not run
+// to a grant, and a closed client sent nothing.
 func unanswered(err error) bool {
-	var reply redis.Error
-	return err != nil && !errors.As(err, &reply) && !closed(err)
+	_, reply := luascripts.ReplyMessage(err)
+	return err != nil && !reply && !closed(err)
 }
 
 // closed reports whether err says the client was closed: before the call
-// (redis.ErrClosed) or while it waited for the reply (its connection
-// closed under it, net.ErrClosed).
-func closed(err error) bool { return errors.Is(err, redis.ErrClosed) || errors.Is(err, net.ErrClosed) }
+// (luascripts.ErrClosed) or while it waited for the reply (its connection
+// closed under it, net.ErrClosed, which a client may pass on as it is).
+func closed(err error) bool {
+	return errors.Is(err, luascripts.ErrClosed) || errors.Is(err, net.ErrClosed)
+}
 
 // reclaim gives back, in the background, the permit that p's acquire may
 // have taken although its reply never came. It releases p by its id

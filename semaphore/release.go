@@ -19,9 +19,9 @@ var releaseScript = luascripts.New("semaphore/release.lua", releaseSource)
 // expired was not protected by the semaphore, only by the token.
 //
 // A release whose connection failed after it was sent is not sent again
-// by go-redis's retries, since it may have run (a second run would report
-// false after releasing): it returns an error matching ErrReplyLost, and
-// the permit is released or expires with its TTL.
+// by the client's retries, since it may have run (a second run would
+// report false after releasing): it returns an error matching
+// ErrReplyLost, and the permit is released or expires with its TTL.
 func (s *Issuer) Release(ctx context.Context, p *Permit) (bool, error) {
 	if err := checkPermit(p); err != nil {
 		return false, err

@@ -109,7 +109,7 @@ func TestAnExpiredPermitCannotBeExtendedOrReleasedAndItsPlaceIsFree(t *testing.T
 	}
 }
 
-// go-redis resends a script whose reply it lost. The acquire carries the
+// A client resends a script whose reply it lost. The acquire carries the
 // permit id chosen before it was sent, so running it twice takes one
 // permit. Replayed here by sending the same script twice with the same id.
 func TestAnAcquireResentByTheClientTakesOnePermit(t *testing.T) {
@@ -136,9 +136,9 @@ func TestEveryKeyButTheCounterExpiresWithTheLongestPermit(t *testing.T) {
 	mustAcquire(t, i, "job", 3, 200*time.Millisecond)
 	long := mustAcquire(t, i, "job", 3, 400*time.Millisecond)
 	// a waiter's mark, too: the waiter marks on its first attempt after its
-	// subscription is in effect, which takes a new connection (a dedicated
-	// one on rueidis); its deadline leaves time for that and ends before the
-	// 200ms permit expires and frees a place.
+	// subscription is in effect, which takes a connection of its own; its
+	// deadline leaves time for that and ends before the 200ms permit
+	// expires and frees a place.
 	waitCtx, cancel := context.WithTimeout(ctx, 120*time.Millisecond)
 	defer cancel()
 	mustAcquire(t, i, "job", 3, 300*time.Millisecond)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-
-	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // AcquireWait takes a permit as Acquire does, waiting for as long as ctx
@@ -49,7 +47,7 @@ func (s *Issuer) wait(ctx context.Context, name string, capacity int, ttl time.D
 	// trip. The subscription's confirmation is the first wake-up: the
 	// attempt it triggers marks the semaphore, so a release between the
 	// refusal above and the subscription is not missed.
-	wake, stop := luascripts.Subscribe(ctx, s.client, s.cfg.channel(name))
+	wake, stop := s.client.Subscribe(ctx, s.cfg.channel(name))
 	defer stop()
 
 	fallback := s.cfg.waitMin

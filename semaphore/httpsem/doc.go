@@ -19,9 +19,10 @@
 //
 // When Redis does not answer within Config.Timeout, Config.Unavailable
 // decides: FailOpen (the default) serves the request without a permit,
-// FailClosed answers 503 with Retry-After: 1. Set the go-redis client's
-// ContextTimeoutEnabled, or a frozen server holds each request for the
-// client's ReadTimeout instead.
+// FailClosed answers 503 with Retry-After: 1. The Issuer's client must end
+// a call at its context's deadline (on go-redis, set ContextTimeoutEnabled
+// in the options of the client given to goredisadapter.New), or a frozen
+// server holds each request for the client's read timeout instead.
 //
 // Config.Hook, if set, is told about every request that is not skipped, as
 // an Event with the request's context: its Outcome (admitted, full,

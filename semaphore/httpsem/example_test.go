@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/semaphore"
 	"github.com/redis-primitives/go/semaphore/httpsem"
 )
@@ -18,7 +19,7 @@ import (
 // not run: it listens on :8080.
 func ExampleNew() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	sem, err := semaphore.New(rdb)
+	sem, err := semaphore.New(goredisadapter.New(rdb))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/semaphore"
 	"github.com/redis-primitives/go/semaphore/httpsem"
@@ -35,7 +36,7 @@ func TestHookSeesEveryOutcomeWithTheRequestAndItsContext(t *testing.T) {
 	}
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
-	down, err := semaphore.New(c)
+	down, err := semaphore.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}

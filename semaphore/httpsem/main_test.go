@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/semaphore"
 )
@@ -17,7 +18,7 @@ var issuer *semaphore.Issuer
 func TestMain(m *testing.M) {
 	client, prefix, err := redistest.ExampleClient("httpsem")
 	if err == nil {
-		issuer, err = semaphore.New(client, semaphore.WithPrefix(prefix))
+		issuer, err = semaphore.New(goredisadapter.New(client), semaphore.WithPrefix(prefix))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

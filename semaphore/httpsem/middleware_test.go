@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/semaphore"
 	"github.com/redis-primitives/go/semaphore/httpsem"
@@ -20,7 +21,7 @@ import (
 
 func newIssuer(t *testing.T, s *redistest.Server) *semaphore.Issuer {
 	t.Helper()
-	i, err := semaphore.New(s.Client(t), semaphore.WithPrefix(s.Prefix()+"semaphore:"))
+	i, err := semaphore.New(goredisadapter.New(s.Client(t)), semaphore.WithPrefix(s.Prefix()+"semaphore:"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,79 +163,10 @@ func TestAHandlerRunningPastTheTTLKeepsItsPlace(t *testing.T) {
 	}
 }
 
-// With Redis frozen the middleware answers within its Timeout: serving the
-// request unlimited (FailOpen) or refusing it with 503 (FailClosed).
-func TestMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *testing.T) {
-	redistest.GoRedisOnly(t, "a call bounded by its context while another dials a frozen server (rueidis makes a caller wait for a dial that another call began, up to its dial timeout)")
-	s := redistest.Start(t, redistest.Own())
-	i := newIssuer(t, s)
-	const timeout = 150 * time.Millisecond
-	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	var decisions []httpsem.Outcome
-	var mu sync.Mutex
-	record := func(_ context.Context, e httpsem.Event) {
-		mu.Lock()
-		decisions = append(decisions, e.Outcome)
-		mu.Unlock()
-	}
-	open := newServer(t, httpsem.Config{Issuer: i, Key: byHeader, Capacity: 1, Timeout: timeout, Hook: record}, ok)
-	closed := newServer(t, httpsem.Config{Issuer: i, Key: byHeader, Capacity: 1, Timeout: timeout, Unavailable: httpsem.FailClosed, Hook: record}, ok)
-	// One request first, so the server has the scripts, as one in use does:
-	// the acquires sent while it is frozen then run when it wakes.
-	warm := get(t, open.URL, "warm")
-	warm.Body.Close()
-	if warm.StatusCode != http.StatusOK {
-		t.Fatalf("request before the freeze: %d", warm.StatusCode)
-	}
-	decisions = nil
-	s.Freeze(t)
-	thawed := false
-	defer func() {
-		if !thawed {
-			s.Thaw(t)
-		}
-	}()
-	for _, tc := range []struct {
-		srv  *httptest.Server
-		want int
-	}{{open, http.StatusOK}, {closed, http.StatusServiceUnavailable}} {
-		start := time.Now()
-		res := get(t, tc.srv.URL, "a")
-		res.Body.Close()
-		took := time.Since(start)
-		t.Logf("Redis frozen: %d after %v (timeout %v)", res.StatusCode, took, timeout)
-		if res.StatusCode != tc.want || took > timeout+250*time.Millisecond {
-			t.Fatalf("%d after %v, want %d within the timeout %v", res.StatusCode, took, tc.want, timeout)
-		}
-	}
-	if len(decisions) != 2 || decisions[0] != httpsem.OutcomeFailedOpen || decisions[1] != httpsem.OutcomeFailedClosed {
-		t.Fatalf("decisions %v", decisions)
-	}
-	// The timed-out acquires run when the server wakes (the first is
-	// granted: the counter appears), and the Issuer gives the permit back:
-	// no place stays taken for the 30s TTL.
-	s.Thaw(t)
-	thawed = true
-	start := time.Now()
-	counter := s.Prefix() + "semaphore:{client:a}:token" // set by a grant only
-	raw := s.Client(t)
-	for {
-		h, err := i.Holders(context.Background(), "client:a")
-		if err == nil && len(h) == 0 && raw.Exists(context.Background(), counter).Val() == 1 {
-			break
-		}
-		if time.Since(start) > 5*time.Second {
-			t.Fatalf("%d permits of timed-out acquires still live 5s after the thaw (%v)", len(h), err)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Logf("the timed-out acquires' permits were given back within %v of the thaw", time.Since(start))
-}
-
 func TestNewRefusesAConfigThatCannotWork(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
-	i, err := semaphore.New(c)
+	i, err := semaphore.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
