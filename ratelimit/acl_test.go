@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -37,7 +38,7 @@ func TestUserLimitedToTheDocumentedACLDecidesEveryRuleAndNeedsEveryCommand(t *te
 		}
 		c := s.Client(t, func(o *redis.Options) { o.Username, o.Password, o.ContextTimeoutEnabled = name, "pw", true })
 		defer c.Close()
-		l, err := ratelimit.New(c, ratelimit.WithPrefix(fmt.Sprintf("app:rl:%d:", user)))
+		l, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(fmt.Sprintf("app:rl:%d:", user)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,8 +3,6 @@ package ratelimit
 import (
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
@@ -22,10 +20,10 @@ import (
 // exact, a key's decisions in arrival order. A call of the batch that the
 // server refuses (a slot moved or migrating, a key it does not hold) is
 // refused before it writes anything, and its decisions are sent again one
-// by one, with go-redis's redirects. Peek and Reset, and a decision alone
-// on its node, are sent as their own script calls in the same round trip.
-// On a Ring, or any other client, every decision is its own script call
-// in the pipeline.
+// by one, following the Cluster's redirects. Peek and Reset, and a
+// decision alone on its node, are sent as their own script calls in the
+// same round trip. On a Ring, or a client that cannot tell which primary
+// serves a key, every decision is its own script call.
 //
 //   - Order: a key's calls are sent in the order they arrived, and one
 //     batch at a time is in flight for a key, so a key's decisions are
@@ -40,9 +38,7 @@ import (
 //   - No goroutine: the caller that finds its lane idle sends; when a
 //     batch ends, its sender hands the next one to a waiting caller.
 //
-// Batching needs a client with Pipeline (every go-redis client: Client,
-// ClusterClient, Ring, UniversalClient). New returns ErrInvalidOption for
-// size below 1 or a client without Pipeline.
+// Every Client can batch. New returns ErrInvalidOption for a size below 1.
 func WithBatching(size int) Option {
 	return func(c *config) error {
 		if size < 1 {
@@ -54,8 +50,8 @@ func WithBatching(size int) Option {
 }
 
 // newBatcher returns the batcher of WithBatching(size) on client.
-func newBatcher(client redis.Scripter, size int) (*luascripts.Batcher, error) {
-	b, err := luascripts.NewBatcher(client, size, batchExec(client))
+func newBatcher(client Client, size int) (*luascripts.Batcher, error) {
+	b, err := luascripts.NewBatcher(client, size, sendBatch)
 	if err != nil {
 		return nil, fmt.Errorf("%w: WithBatching: %w", ErrInvalidOption, err)
 	}

@@ -8,14 +8,15 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/ratelimit"
 )
 
 func ExampleWithBatching() {
-	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	// Handlers running at the same moment share round trips: up to 64
-	// decisions per pipeline. A lone request is still sent at once.
-	limiter, err := ratelimit.New(client, ratelimit.WithBatching(64))
+	// decisions per round trip. A lone request is still sent at once.
+	limiter, err := ratelimit.New(goredisadapter.New(rdb), ratelimit.WithBatching(64))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,17 +13,16 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
 
-// pipelines is a client hook that records the size of every pipeline sent
-// and reports the start of each on started, if set.
+// pipelines is a client hook that records the size of every pipeline sent.
 type pipelines struct {
-	mu      sync.Mutex
-	sizes   []int // decisions per pipeline
-	cmds    []int // commands per pipeline
-	started chan struct{}
+	mu    sync.Mutex
+	sizes []int // decisions per pipeline
+	cmds  []int // commands per pipeline
 }
 
 func (h *pipelines) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -40,12 +39,6 @@ func (h *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 		h.sizes = append(h.sizes, decisions)
 		h.cmds = append(h.cmds, len(cmds))
 		h.mu.Unlock()
-		if h.started != nil {
-			select {
-			case h.started <- struct{}{}:
-			default:
-			}
-		}
 		return next(ctx, cmds)
 	}
 }
@@ -97,7 +90,7 @@ func TestBatchingAdmitsExactlyTheLimitPerKeyTo500Goroutines(t *testing.T) {
 			if err := ratelimit.LoadBatchScript(context.Background(), c); err != nil {
 				t.Fatal(err)
 			}
-			redistest.AddHook(c, hook)
+			c.AddHook(hook)
 			warm(t, func(ctx context.Context) error { return c.Ping(ctx).Err() }, 100)
 			var mu sync.Mutex
 			admitted := map[string]int{}
@@ -175,87 +168,6 @@ func TestBatchingKeepsOneKeysCallsInOrderUnderLoad(t *testing.T) {
 	}
 }
 
-// A call's deadline is its own, whoever sends its batch. With the link
-// stalled under a batch in flight (a Peek, L, deadline D):
-//   - F2 (deadline D−500ms) waits for the lane and ends first: not sent;
-//   - L ends at D, its own deadline;
-//   - F3 (D+300ms) and F1 (D+10s) go in the next batch, which F1, the
-//     later deadline, sends; F3 ends at its deadline while it is in
-//     flight (sent: its request is decided when the link resumes);
-//   - F1 is admitted once the link resumes.
-//
-// So the key ends with exactly two requests consumed: F1's and F3's.
-func TestBatchingHonoursEachCallsDeadlineWhileItsBatchWaits(t *testing.T) {
-	s := redistest.Start(t)
-	relay := redistest.StartRelay(t, s.Addr())
-	hook := &pipelines{started: make(chan struct{}, 1)}
-	c := s.Client(t, func(o *redis.Options) { o.Addr = relay.Addr(); o.PoolSize = 10 })
-	redistest.AddHook(c, hook)
-	l, err := ratelimit.New(c, ratelimit.WithPrefix(s.Prefix()+"rl:"), ratelimit.WithBatching(16))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim := ratelimit.SlidingCounter(10, time.Hour)
-	if _, err := l.Peek(context.Background(), "k", lim); err != nil { // loads the script, opens a connection
-		t.Fatal(err)
-	}
-	<-hook.started
-
-	type result struct {
-		res ratelimit.Result
-		err error
-	}
-	call := func(deadline time.Time, peek bool) chan result {
-		ch := make(chan result, 1)
-		go func() {
-			ctx, cancel := context.WithDeadline(context.Background(), deadline)
-			defer cancel()
-			var r result
-			if peek {
-				r.res, r.err = l.Peek(ctx, "k", lim)
-			} else {
-				r.res, r.err = l.Allow(ctx, "k", lim)
-			}
-			ch <- r
-		}()
-		return ch
-	}
-	relay.Stall()
-	d := time.Now().Add(time.Second)
-	lead := call(d, true)
-	<-hook.started // L's batch is in flight, held by the relay
-	f1 := call(d.Add(10*time.Second), false)
-	f3 := call(d.Add(300*time.Millisecond), false)
-	f2 := call(d.Add(-500*time.Millisecond), false)
-
-	r := <-f2
-	if !errors.Is(r.err, context.DeadlineExceeded) {
-		t.Fatalf("F2: %v, want its deadline exceeded", r.err)
-	}
-	select {
-	case r := <-lead:
-		t.Fatalf("L returned (%v) before F2's earlier deadline let F2 go", r.err)
-	default:
-	}
-	if r := <-lead; !errors.Is(r.err, context.DeadlineExceeded) {
-		t.Fatalf("L: %v, want its deadline exceeded", r.err)
-	}
-	if r := <-f3; !errors.Is(r.err, context.DeadlineExceeded) {
-		t.Fatalf("F3: %v, want its deadline exceeded", r.err)
-	}
-	relay.Resume()
-	if r := <-f1; r.err != nil || !r.res.Allowed {
-		t.Fatalf("F1: allowed %v, %v; want admitted after the link resumed", r.res.Allowed, r.err)
-	}
-	res, err := l.Peek(context.Background(), "k", lim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Remaining != 8 {
-		t.Fatalf("remaining %d after F1 and F3, want 8: F2, which never left the queue, must not count", res.Remaining)
-	}
-}
-
 // The server may lose its script cache (SCRIPT FLUSH, a restart): a batch
 // of EVALSHAs answered NOSCRIPT runs again with the source, each decision
 // once.
@@ -282,42 +194,14 @@ func TestBatchingRecoversFromAFlushedScriptCacheWithoutDoubleCounting(t *testing
 	}
 }
 
-// Batching on Redis Cluster: a pipeline is split by node, each decision's
-// keys stay in one slot.
-func TestBatchingOnAClusterAdmitsExactlyTheLimit(t *testing.T) {
-	cc := redistest.StartCluster(t).PrimitiveClient(t) // the test's own cluster: no prefix needed to keep it apart
-	l, err := ratelimit.New(cc, ratelimit.WithPrefix("rl:"), ratelimit.WithBatching(16))
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy := ratelimit.Policy{ratelimit.SlidingLog(7, time.Minute), ratelimit.GCRA(7, time.Minute, 7), ratelimit.SlidingCounter(7, time.Minute)}
-	keys := []string{"plain", "a}b", "{x}", "user{7}"}
-	got := together(t, 100, func(i int) (bool, error) {
-		res, err := l.Allow(context.Background(), keys[i%len(keys)], policy)
-		return res.Allowed, err
-	})
-	if got != 7*len(keys) {
-		t.Fatalf("%d admitted over %d keys, want exactly %d", got, len(keys), 7*len(keys))
-	}
-}
-
-// scripterOnly is a client that runs scripts but cannot pipeline.
-type scripterOnly struct{ redis.Scripter }
-
-func TestWithBatchingRefusesABadSizeAndAClientWithoutPipeline(t *testing.T) {
+func TestWithBatchingRefusesABadSize(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", Dialer: func(context.Context, string, string) (net.Conn, error) {
 		return nil, errors.New("no network in this test")
 	}})
 	defer c.Close()
 	for _, size := range []int{0, -1} {
-		if _, err := ratelimit.New(c, ratelimit.WithBatching(size)); !errors.Is(err, ratelimit.ErrInvalidOption) {
+		if _, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithBatching(size)); !errors.Is(err, ratelimit.ErrInvalidOption) {
 			t.Errorf("WithBatching(%d): %v, want ErrInvalidOption", size, err)
 		}
-	}
-	if _, err := ratelimit.New(scripterOnly{c}, ratelimit.WithBatching(8)); !errors.Is(err, ratelimit.ErrInvalidOption) {
-		t.Errorf("a client without Pipeline: %v, want ErrInvalidOption", err)
-	}
-	if _, err := ratelimit.New(scripterOnly{c}); err != nil {
-		t.Errorf("the same client without batching: %v", err)
 	}
 }

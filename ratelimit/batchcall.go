@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
@@ -18,7 +16,19 @@ import (
 // batch.lua, which reads the clock once and pays the cost of a call (the
 // command's parsing, the script's set-up, the reply) once for all of them.
 // Everything else a batch carries (a Peek, a Reset, any script this file
-// does not know) is sent as RunBatch sends it.
+// does not know) is sent as it is, in the same round.
+//
+// Decisions are grouped by the primary the client names for their keys
+// (Client.Primary): one group on one server; per primary on a Cluster, by
+// the client's cached slot table (a hash and a lookup per call). A
+// batch.lua call goes where its first key routes it; should another of
+// its keys be served elsewhere by then (the table was behind), the node
+// refuses the call before it writes anything (see batch.lua), and its
+// decisions go one by one. A client that cannot tell (ErrNoRoute: a Ring,
+// which places keys by a hash of its own that go-redis does not expose,
+// or a client that routes each call itself and may follow an ASK, which
+// batch.lua must not: luascripts.NewWithoutAsk) has each of its decisions
+// sent as its own call.
 
 //go:embed batch.lua
 var batchSource string
@@ -31,40 +41,6 @@ var batchScript = luascripts.NewWithoutAsk("batch.lua", batchSource)
 // server about 0.1 ms).
 const maxPerCall = 256
 
-// batchExec returns the Exec that sends a batch on client: one batch.lua
-// call per server for a Client, per primary for a ClusterClient; nil
-// (RunBatch, a pipeline of one call per decision) for any other client.
-// On a Cluster the Batcher itself splits a batch by primary and gives
-// each node's calls, with that node's own pipeline, to the Exec
-// (luascripts' bynode.go), so the calls an Exec gets are one node's; they
-// are still grouped by MasterForKey here, the client's cached slot table
-// (a hash and a lookup per call), so that a call placed by a slot table
-// older than the Batcher's is not sent in another node's batch.lua call.
-// A Ring places keys by a hash of its own that go-redis does not expose,
-// so its decisions are not grouped; nor are those of a client this
-// package does not know (a test double need not run Lua). Nor are those
-// of a client adapter's client on a Cluster (rueidisadapter,
-// valkeyadapter): its client routes each call by its slot and follows an
-// ASK, which batch.lua must not (luascripts.NewWithoutAsk), so each
-// decision goes as its own call, in the batch's pipeline.
-func batchExec(client any) luascripts.Exec {
-	switch c := client.(type) {
-	case *redis.Client:
-		if a := luascripts.AdapterOf(c); a != nil && a.Cluster() {
-			return nil
-		}
-		return func(ctx context.Context, newPipeline func() redis.Pipeliner, calls []luascripts.Call) {
-			sendBatch(ctx, newPipeline, calls, func(context.Context, string) (any, error) { return nil, nil })
-		}
-	case *redis.ClusterClient:
-		node := func(ctx context.Context, key string) (any, error) { return c.MasterForKey(ctx, key) }
-		return func(ctx context.Context, newPipeline func() redis.Pipeliner, calls []luascripts.Call) {
-			sendBatch(ctx, newPipeline, calls, node)
-		}
-	}
-	return nil
-}
-
 // isDecision reports whether s is a decision script that batch.lua makes
 // the decisions of: a write (Allow, AllowN, Take) of any rule.
 func isDecision(s *luascripts.Script) bool {
@@ -74,16 +50,18 @@ func isDecision(s *luascripts.Script) bool {
 // A group is the decisions of a batch that one batch.lua call makes: the
 // indexes of their calls, in arrival order.
 type group struct {
-	node  any
-	calls []int
+	primary string
+	calls   []int
 }
 
-// sendBatch sends calls: the decisions of each node (node says which
-// node owns a key) as one batch.lua call, the rest as they are, in one
-// pipeline; then, one by one with RunBatch, the decisions of a batch.lua
-// call the server refused (it refuses before any write; see batch.lua) or
-// did not reach, and the others that a migrating slot refused.
-func sendBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []luascripts.Call, node func(context.Context, string) (any, error)) {
+// sendBatch is WithBatching's Exec. It sends calls on client in one round
+// (Client.Eval: one round trip per server): the decisions of each primary
+// as one batch.lua call, the rest as they are; those the server answered
+// NOSCRIPT once more with their source. Then, one by one with
+// luascripts.Send, it sends the decisions of a batch.lua call the server
+// refused (it refuses before any write; see batch.lua) or did not reach,
+// and the others that a migrating slot refused.
+func sendBatch(ctx context.Context, client luascripts.Client, calls []luascripts.Call) {
 	// A user key with a call that is not a decision keeps all its calls
 	// apart from batch.lua, so that its calls still run in arrival order.
 	var apart map[string]bool
@@ -99,25 +77,29 @@ func sendBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []
 	}
 	var groups []*group
 	var alone []int
+	route := true // false once the client said it cannot tell
 	for i, c := range calls {
-		if !isDecision(c.Script) || len(c.Keys) == 0 || apart[hashTag(c.Keys[0])] {
+		if !route || !isDecision(c.Script) || len(c.Keys) == 0 || apart[hashTag(c.Keys[0])] {
 			alone = append(alone, i)
 			continue
 		}
-		n, err := node(ctx, c.Keys[0])
-		if err != nil { // no slot table: let go-redis route the call itself
+		p, err := client.Primary(ctx, c.Keys[0])
+		if err != nil {
+			// ErrNoRoute: it never can. Otherwise (no slot table yet, a
+			// slot no node serves) the client routes the call itself.
+			route = !errors.Is(err, luascripts.ErrNoRoute)
 			alone = append(alone, i)
 			continue
 		}
 		var g *group
 		for _, h := range groups {
-			if h.node == n && len(h.calls) < maxPerCall {
+			if h.primary == p && len(h.calls) < maxPerCall {
 				g = h
 				break
 			}
 		}
 		if g == nil {
-			g = &group{node: n}
+			g = &group{primary: p}
 			groups = append(groups, g)
 		}
 		g.calls = append(g.calls, i)
@@ -132,7 +114,7 @@ func sendBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []
 		}
 	}
 	if len(batched) == 0 {
-		luascripts.RunBatch(ctx, newPipeline, calls)
+		luascripts.Send(ctx, client, calls)
 		return
 	}
 
@@ -141,21 +123,23 @@ func sendBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []
 		sent = append(sent, batchCall(calls, g.calls))
 	}
 	for _, i := range alone {
-		sent = append(sent, calls[i])
+		sent = append(sent, luascripts.Call{Script: calls[i].Script, Keys: calls[i].Keys, Args: calls[i].Args})
 	}
-	luascripts.SendBatch(ctx, newPipeline, sent)
+	// Once: a refused batch.lua call falls back to its decisions at once
+	// instead of being sent whole again.
+	luascripts.SendOnce(ctx, client, sent)
 
 	var again []int
 	for j, g := range batched {
-		again = splitReply(ctx, sent[j].Cmd, calls, g.calls, again)
+		again = splitReply(sent[j].Result(), calls, g.calls, again)
 	}
 	for j, i := range alone {
-		cmd := sent[len(batched)+j].Cmd
-		if luascripts.Migrating(cmd.Err()) {
+		c := &sent[len(batched)+j]
+		if luascripts.Migrating(c.Err) {
 			again = append(again, i)
 			continue
 		}
-		calls[i].Cmd = cmd
+		calls[i].Reply, calls[i].Err = c.Reply, c.Err
 	}
 	if len(again) == 0 {
 		return
@@ -167,9 +151,9 @@ func sendBatch(ctx context.Context, newPipeline func() redis.Pipeliner, calls []
 	for j, i := range again {
 		retry[j] = luascripts.Call{Script: calls[i].Script, Keys: calls[i].Keys, Args: calls[i].Args}
 	}
-	luascripts.RunBatch(ctx, newPipeline, retry)
+	luascripts.Send(ctx, client, retry)
 	for j, i := range again {
-		calls[i].Cmd = retry[j].Cmd
+		calls[i].Reply, calls[i].Err = retry[j].Reply, retry[j].Err
 	}
 }
 
@@ -192,28 +176,26 @@ func batchCall(calls []luascripts.Call, idx []int) luascripts.Call {
 	return luascripts.Call{Script: batchScript, Keys: calls[idx[0]].Keys[:1], Args: args}
 }
 
-// splitReply gives each call of idx its part of cmd, batch.lua's reply,
+// splitReply gives each call of idx its part of out, batch.lua's outcome,
 // and appends to again the calls to send one by one: all of them when the
 // server refused the call (it wrote nothing), those after the ones made
 // when an error stopped it part-way (the error is the next one's own).
 // Any other error (the reply lost, a timeout) is every call's: each may
 // or may not have been decided.
-func splitReply(ctx context.Context, cmd *redis.Cmd, calls []luascripts.Call, idx []int, again []int) []int {
-	packed, err := cmd.Text()
-	var re redis.Error
-	switch {
-	case err == nil:
-	case errors.As(err, &re) && !errors.Is(err, luascripts.ErrReplyLost):
-		return append(again, idx...)
-	default:
+func splitReply(out luascripts.Reply, calls []luascripts.Call, idx []int, again []int) []int {
+	packed, err := out.Text()
+	if err != nil {
+		if _, refused := luascripts.ReplyMessage(err); refused && !errors.Is(err, luascripts.ErrReplyLost) {
+			return append(again, idx...)
+		}
 		for _, i := range idx {
-			calls[i].Cmd = errCmd(ctx, err)
+			calls[i].Reply, calls[i].Err = nil, err
 		}
 		return again
 	}
 	fail := func(from int, err error) {
 		for _, i := range idx[from:] {
-			calls[i].Cmd = errCmd(ctx, err)
+			calls[i].Reply, calls[i].Err = nil, err
 		}
 	}
 	if len(packed) < 8 {
@@ -232,13 +214,11 @@ func splitReply(ctx context.Context, cmd *redis.Cmd, calls []luascripts.Call, id
 			fail(k, fmt.Errorf("%s: reply short of decision %d", batchScript.Name(), k+1))
 			return again
 		}
-		c := redis.NewCmd(ctx)
-		c.SetVal(rest[:n])
-		calls[i].Cmd = c
+		calls[i].Reply, calls[i].Err = rest[:n], nil
 		rest = rest[n:]
 	}
 	if made < len(idx) {
-		calls[idx[made]].Cmd = errCmd(ctx, scriptError(rest))
+		calls[idx[made]].Reply, calls[idx[made]].Err = nil, &luascripts.ReplyError{Message: rest, Err: scriptError(rest)}
 		again = append(again, idx[made+1:]...)
 	} else if rest != "" {
 		fail(0, fmt.Errorf("%s: %d bytes after the last reply", batchScript.Name(), len(rest)))
@@ -247,19 +227,16 @@ func splitReply(ctx context.Context, cmd *redis.Cmd, calls []luascripts.Call, id
 }
 
 // A scriptError is a server's error that stopped batch.lua at a
-// decision, given to that decision's call as the server's error reply.
+// decision, given to that decision's call as the server's error reply
+// (a *luascripts.ReplyError around it), as the decision's own call would
+// have had it.
 type scriptError string
 
 func (e scriptError) Error() string { return string(e) }
 
-// RedisError marks it as the server's (redis.Error).
+// RedisError marks it as a server's error, which a go-redis user matches
+// with redis.Error, as on a decision's own call through goredisadapter.
 func (scriptError) RedisError() {}
-
-func errCmd(ctx context.Context, err error) *redis.Cmd {
-	c := redis.NewCmd(ctx)
-	c.SetErr(err)
-	return c
-}
 
 // hashTag is the part of key that Redis Cluster hashes: what the first
 // "{...}" holds, when not empty; else the whole key. Every key of one

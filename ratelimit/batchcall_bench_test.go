@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -41,7 +42,7 @@ func BenchmarkAllowBatchedRules(b *testing.B) {
 			if size > 0 {
 				opts = append(opts, ratelimit.WithBatching(size))
 			}
-			l, err := ratelimit.New(c, opts...)
+			l, err := ratelimit.New(goredisadapter.New(c), opts...)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,19 +9,21 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
 // BenchmarkBatchScriptServerCost: what the server spends per decision
 // (INFO commandstats usec of the script calls, and its process CPU) for
-// 64 decisions on distinct keys sent from one goroutine as a pipeline of
-// 64 per-decision calls (RunBatch, before ADR 0018) and as one batch.lua
-// call (SendBatch): the cost of the script and its call, without the
+// 64 decisions on distinct keys sent from one goroutine as 64
+// per-decision calls in one round trip (luascripts.Send, before ADR 0018)
+// and as one batch.lua call: the cost of the script and its call, without the
 // client's or the scheduler's noise of the 50-goroutine benchmark.
 func BenchmarkBatchScriptServerCost(b *testing.B) {
 	s := redistest.Start(b, redistest.Own())
 	c := s.Client(b)
+	gc := goredisadapter.New(c)
 	ctx := context.Background()
 	rules := []struct {
 		name string
@@ -47,13 +49,13 @@ func BenchmarkBatchScriptServerCost(b *testing.B) {
 						calls[j] = luascripts.Call{Script: script(modeAllow, r.lims), Keys: req.keys, Args: req.args}
 					}
 					if way == "pipeline" {
-						luascripts.RunBatch(ctx, c.Pipeline, calls)
+						luascripts.Send(ctx, gc, calls)
 						continue
 					}
 					one := []luascripts.Call{batchCall(calls, idx)}
-					luascripts.SendBatch(ctx, c.Pipeline, one)
-					if again := splitReply(ctx, one[0].Cmd, calls, idx, nil); len(again) > 0 || one[0].Cmd.Err() != nil {
-						b.Fatal(one[0].Cmd.Err(), len(again))
+					luascripts.Send(ctx, gc, one)
+					if again := splitReply(one[0].Result(), calls, idx, nil); len(again) > 0 || one[0].Err != nil {
+						b.Fatal(one[0].Err, len(again))
 					}
 				}
 				after := spentBy(b, c)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
 )
@@ -25,6 +26,7 @@ import (
 func TestBatchScriptDecidesAsThePerDecisionScripts(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t)
+	gc := goredisadapter.New(c)
 	ctx := context.Background()
 	seed := uint64(time.Now().UnixNano())
 	if v, err := strconv.ParseUint(os.Getenv("BATCH_TRACE_SEED"), 10, 64); err == nil {
@@ -95,20 +97,21 @@ func TestBatchScriptDecidesAsThePerDecisionScripts(t *testing.T) {
 			}
 		}
 		one := []luascripts.Call{batchCall(batched, seq(len(batched)))}
-		luascripts.SendBatch(ctx, c.Pipeline, one)
-		if err := one[0].Cmd.Err(); err != nil {
+		luascripts.Send(ctx, gc, one)
+		if err := one[0].Err; err != nil {
 			t.Fatalf("batch %d: %v", b, err)
 		}
-		again := splitReply(ctx, one[0].Cmd, batched, seq(len(batched)), nil)
+		again := splitReply(one[0].Result(), batched, seq(len(batched)), nil)
 		for i := range single { // in order: each sees the ones before
-			single[i].Cmd = single[i].Script.Run(ctx, c, single[i].Keys, single[i].Args...)
+			r := single[i].Script.Run(ctx, gc, single[i].Keys, single[i].Args...)
+			single[i].Reply, single[i].Err = r.Val, r.Err
 		}
 		for i := range single {
-			want, err := single[i].Cmd.Text()
+			want, err := single[i].Result().Text()
 			if err != nil {
 				t.Fatalf("batch %d, decision %d alone: %v", b, i, err)
 			}
-			got, err := batched[i].Cmd.Text()
+			got, err := batched[i].Result().Text()
 			if err != nil {
 				t.Fatalf("batch %d, decision %d batched: %v (%d not made; alone: %q)", b, i, err, len(again), want)
 			}
@@ -194,10 +197,10 @@ func TestBatchKeepsAKeysOrderAcrossAResetInTheSameBatch(t *testing.T) {
 		call("k", modeAllow), call("other", modeAllow), call("k", modeReset), call("other", modeAllow),
 		call("k", modeAllow), call("k", modePeek), call("other", modeAllow), call("k", modeAllow),
 	}
-	batchExec(c)(ctx, c.Pipeline, calls)
+	sendBatch(ctx, goredisadapter.New(c), calls)
 	want := map[int]int64{0: 9, 1: 9, 3: 8, 4: 9, 5: 9, 6: 7, 7: 8} // remaining after each
 	for i, w := range want {
-		packed, err := calls[i].Cmd.Text()
+		packed, err := calls[i].Result().Text()
 		if err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
@@ -209,7 +212,7 @@ func TestBatchKeepsAKeysOrderAcrossAResetInTheSameBatch(t *testing.T) {
 			t.Errorf("call %d: remaining %d, want %d: the key's calls ran out of order", i, r.limits[0].remaining, w)
 		}
 	}
-	if err := calls[2].Cmd.Err(); err != nil {
+	if err := calls[2].Err; err != nil {
 		t.Fatalf("reset: %v", err)
 	}
 }

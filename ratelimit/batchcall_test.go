@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -42,8 +43,7 @@ func scriptCalls(t *testing.T, c *redis.Client) int64 {
 
 // batchCalls is a client hook that counts, per pipeline, the batch.lua
 // calls and the decisions they carry, and reports a pipeline with two
-// batch.lua calls: on one server, or on a Cluster's node client (hooked),
-// two calls for one node.
+// batch.lua calls (on one server, two calls for one node).
 type batchCalls struct {
 	mu                sync.Mutex
 	pipelines, calls  int
@@ -74,21 +74,6 @@ func (h *batchCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		h.twoToOne += two
 		h.mu.Unlock()
 		return next(ctx, cmds)
-	}
-}
-
-func (h *batchCalls) reset() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.pipelines, h.calls, h.batched, h.twoToOne = 0, 0, 0, 0
-}
-
-// hooked is a ClusterOptions.NewClient that adds h to every node client.
-func hooked(h *batchCalls) func(*redis.Options) *redis.Client {
-	return func(o *redis.Options) *redis.Client {
-		c := redis.NewClient(o)
-		redistest.AddHook(c, h)
-		return c
 	}
 }
 
@@ -161,7 +146,7 @@ func TestBatchedDecisionsAreOneScriptCallPerBatchOnOneServer(t *testing.T) {
 	rule := ratelimit.Policy{ratelimit.GCRA(1_000_000, time.Second, 1_000_000), ratelimit.SlidingCounter(1_000_000, time.Minute)}
 	allow(t, l, "warm", rule)
 	hook := &batchCalls{}
-	redistest.AddHook(c, hook)
+	c.AddHook(hook)
 	before := scriptCalls(t, c)
 	stop := make(chan struct{})
 	o, wait := hammer(l, 100, func(g, i int) string { return "u" + strconv.Itoa((g*7919+i)%1000) }, rule, stop)
@@ -180,72 +165,6 @@ func TestBatchedDecisionsAreOneScriptCallPerBatchOnOneServer(t *testing.T) {
 	}
 	if ran*4 > decisions || int64(batched)*2 < decisions {
 		t.Fatalf("%d script calls for %d decisions, %d of them batched: want most decisions batched, several per call", ran, decisions, batched)
-	}
-}
-
-// On a Cluster a batch's decisions are one script call per primary: no
-// round trip may carry two batch.lua calls for one node, and the
-// primaries together must have run far fewer script calls than there
-// were decisions; and no key may be admitted over its limit.
-func TestBatchedDecisionsAreOneScriptCallPerNodeOnACluster(t *testing.T) {
-	cl := redistest.StartCluster(t)
-	// The Batcher sends each primary's part of a batch through that node's
-	// own client: the hook goes on every node client.
-	hook := &batchCalls{}
-	cc := cl.Client(t, func(o *redis.ClusterOptions) { o.PoolSize = 100; o.NewClient = hooked(hook) })
-	l, err := ratelimit.New(cc, ratelimit.WithPrefix("rl:"), ratelimit.WithBatching(64))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	primaries := map[string]*redis.Client{}
-	for _, n := range cl.Nodes() {
-		c := n.Client(t)
-		if info, err := c.Info(ctx, "replication").Result(); err != nil {
-			t.Fatal(err)
-		} else if strings.Contains(info, "role:master") {
-			primaries[n.Addr()] = c
-			if err := ratelimit.LoadBatchScript(ctx, c); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	const limit = 50
-	rule := ratelimit.Policy{ratelimit.SlidingLog(limit, time.Hour), ratelimit.GCRA(1_000_000, time.Second, 1_000_000)}
-	for i := range 300 { // loads the per-decision script on every primary
-		allow(t, l, "warm"+strconv.Itoa(i), rule)
-	}
-	hook.reset()
-	var before int64
-	for _, c := range primaries {
-		before += scriptCalls(t, c)
-	}
-	stop := make(chan struct{})
-	o, wait := hammer(l, 100, func(g, i int) string { return "u" + strconv.Itoa((g*7919+i)%500) }, rule, stop)
-	time.Sleep(1500 * time.Millisecond)
-	close(stop)
-	wait()
-	var ran int64
-	for _, c := range primaries {
-		ran += scriptCalls(t, c)
-	}
-	ran -= before
-	pipelines, calls, batched, two := hook.seen()
-	decisions := o.calls.Load()
-	t.Logf("%d decisions in %d round trips on %d primaries; they ran %d script calls, %d of them batch.lua carrying %d decisions", decisions, pipelines, len(primaries), ran, calls, batched)
-	if o.failed.Load() != 0 || o.lost.Load() != 0 {
-		t.Fatalf("%d calls failed (%v), %d lost", o.failed.Load(), o.first, o.lost.Load())
-	}
-	if two != 0 {
-		t.Fatalf("%d round trips carried two batch.lua calls for one node", two)
-	}
-	if ran*3 > decisions || int64(batched)*2 < decisions {
-		t.Fatalf("%d script calls for %d decisions, %d of them batched: want most decisions batched, several per call", ran, decisions, batched)
-	}
-	for k, n := range o.admitted {
-		if n > limit {
-			t.Fatalf("key %s: %d admitted, over its limit of %d", k, n, limit)
-		}
 	}
 }
 
@@ -293,88 +212,13 @@ func TestBatchedDecisionsNeverOverAdmitTo500Goroutines(t *testing.T) {
 	}
 }
 
-// A batch.lua call carries keys of several slots, all the node's; while
-// one of them moves to another node, a call may reach a node that no
-// longer has, or does not yet have, some of its keys. It must then fall
-// back to the decisions one by one, before writing anything: moving the
-// slot in use back and forth under batched decisions on keys of that slot
-// and of others, no call may fail, no key may be admitted over its limit,
-// and the server must count exactly what callers were told was admitted
-// (a write on the wrong node would also make the move fail: BUSYKEY).
-func TestBatchedDecisionsSurviveTheirSlotMovingWithoutOverAdmitting(t *testing.T) {
-	cl := redistest.StartCluster(t)
-	hook := &batchCalls{}
-	cc := cl.Client(t, func(o *redis.ClusterOptions) { o.PoolSize = 100; o.NewClient = hooked(hook) })
-	ctx := context.Background()
-	slot, err := cc.ClusterKeySlot(ctx, "{u0}").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var users []string // 8 of the moved slot, then 24 of others
-	other := 0
-	for i := 0; len(users) < 32; i++ {
-		u := "u" + strconv.Itoa(i)
-		s, err := cc.ClusterKeySlot(ctx, "{"+u+"}").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s == slot && len(users)-other < 8 {
-			users = append(users, u)
-		} else if s != slot && other < 24 && len(users) >= 8 {
-			users = append(users, u)
-			other++
-		}
-	}
-	const limit = 300
-	log := ratelimit.SlidingLog(limit, time.Hour) // its members count what was admitted
-	rule := ratelimit.Policy{ratelimit.GCRA(1_000_000, time.Second, 1_000_000), log}
-	l, err := ratelimit.New(cc, ratelimit.WithPrefix("mv:"), ratelimit.WithBatching(64))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := make(chan struct{})
-	o, wait := hammer(l, 64, func(g, i int) string { return users[(g+i)%len(users)] }, rule, stop)
-	const moves = 6
-	for range moves {
-		cl.MoveSlot(t, "{u0}", time.Millisecond)
-	}
-	close(stop)
-	wait()
-	_, calls, batched, _ := hook.seen()
-	counted, admitted := int64(0), int64(0)
-	for _, u := range users {
-		n, err := cc.ZCard(ctx, "mv:{"+u+"}:l300:1h").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		counted += n
-		a := o.admitted[u]
-		admitted += int64(a)
-		if a > limit || n > limit {
-			t.Errorf("key %s: %d admitted, %d counted, over its limit of %d", u, a, n, limit)
-		}
-	}
-	f, r := o.failed.Load(), o.lost.Load()
-	t.Logf("%d migrations of slot %d: %d calls (%d batched in %d batch.lua calls), %d admitted, %d failed, %d ErrReplyLost; the server counted %d",
-		moves, slot, o.calls.Load(), batched, calls, admitted, f, r, counted)
-	if f != 0 {
-		t.Fatalf("%d calls failed while their slot migrated, the first: %v", f, o.first)
-	}
-	if counted < admitted || counted > admitted+r {
-		t.Fatalf("the server counted %d for %d admitted (and %d ErrReplyLost)", counted, admitted, r)
-	}
-	if batched == 0 {
-		t.Fatal("no decision went batched: the test proves nothing")
-	}
-}
-
 // A Ring places keys by a hash go-redis does not expose: its batches stay
 // pipelines of per-decision calls (no batch.lua call), and decide exactly.
 func TestBatchingOnARingKeepsOneCallPerDecisionAndAdmitsExactly(t *testing.T) {
 	s := redistest.Start(t)
 	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": s.Addr()}, PoolSize: 100})
 	t.Cleanup(func() { _ = ring.Close() })
-	l, err := ratelimit.New(ring, ratelimit.WithPrefix(s.Prefix()+"ring:"), ratelimit.WithBatching(16))
+	l, err := ratelimit.New(goredisadapter.New(ring), ratelimit.WithPrefix(s.Prefix()+"ring:"), ratelimit.WithBatching(16))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -35,7 +36,7 @@ func benchRules() []struct {
 func BenchmarkAllow(b *testing.B) {
 	s := redistest.Start(b)
 	c := s.Client(b, func(o *redis.Options) { o.PoolSize = 100 })
-	l, err := ratelimit.New(c, ratelimit.WithPrefix(s.Prefix()+"rl:"))
+	l, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(s.Prefix()+"rl:"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func BenchmarkAllowBatched(b *testing.B) {
 		if size > 0 {
 			opts = append(opts, ratelimit.WithBatching(size))
 		}
-		l, err := ratelimit.New(c, opts...)
+		l, err := ratelimit.New(goredisadapter.New(c), opts...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -65,7 +65,7 @@ func TestNaiveClientSideSlidingWindowAdmitsAlmostEveryoneUnderConcurrency(t *tes
 	// fire late under -race staggered the callers so that a burst admitted
 	// 7 of 100 here, and once, in CI, 5; with 1 ms, at least 19 in 200
 	// bursts, 100 of them beside three busy loops.
-	redistest.AddHook(c, redistest.Latency(time.Millisecond))
+	c.AddHook(redistest.Latency(time.Millisecond))
 	warm(t, func(ctx context.Context) error { return c.Ping(ctx).Err() }, 100)
 	sw := &naiveratelimit.SlidingWindow{Client: c, Limit: 5, Window: time.Minute}
 	key := s.Prefix() + "naive-sliding"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -155,7 +156,7 @@ func TestDenyCacheHoldsAtMostItsSize(t *testing.T) {
 			t.Errorf("%s: %d script calls, want %d", k, got, wantCalls)
 		}
 	}
-	if _, err := ratelimit.New(c, ratelimit.WithDenyCache(0)); err == nil {
+	if _, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithDenyCache(0)); err == nil {
 		t.Error("WithDenyCache(0) accepted")
 	}
 }

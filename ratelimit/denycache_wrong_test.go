@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -158,7 +159,7 @@ func TestCachedRetryAfterIsNeverShorterThanTheServersAfterALatencySpike(t *testi
 			s := redistest.Start(t, redistest.Own())
 			var slow slowHook
 			c, cached := limiter(t, s, ratelimit.WithDenyCache(16))
-			redistest.AddHook(c, &slow)
+			c.AddHook(&slow)
 			_, server := limiter(t, s)
 			ctx := context.Background()
 			for round := range 3 {
@@ -199,7 +200,7 @@ func TestDenyCacheAllocatesWithUseNotAtNew(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	l, err := ratelimit.New(c, ratelimit.WithDenyCache(1_000_000))
+	l, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithDenyCache(1_000_000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestDenyCacheAnswersAsTheServerOnRandomTraces(t *testing.T) {
 			spike := &clockSpike{clk: clk}
 			var seen decisions
 			w := newTwinOn(t, clk, sclk, ratelimit.WithHook(seen.hook))
-			redistest.AddHook(w.c, spike)
+			w.c.AddHook(spike)
 			rng := rand.New(rand.NewPCG(seed, 7))
 			ctx := context.Background()
 			for step := range 1500 {
@@ -350,7 +351,7 @@ func TestCachedRejectionOutlivesTheServersByAtMostTheRepliesTimeInFlight(t *test
 	s := redistest.Start(t, redistest.Own())
 	var slow slowReply
 	c, cached := limiter(t, s, ratelimit.WithDenyCache(16))
-	redistest.AddHook(c, &slow)
+	c.AddHook(&slow)
 	_, server := limiter(t, s)
 	ctx := context.Background()
 	lim := ratelimit.GCRA(4, 400*time.Millisecond, 2)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/ratelimit"
 )
 
@@ -15,7 +16,8 @@ import (
 // against both limits; after it, the old limit's keys have expired and the
 // new one decides alone.
 func Example_changeALimitKeepingQuotas() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	old, updated := ratelimit.SlidingCounter(100, time.Minute), ratelimit.SlidingCounter(60, time.Minute)
 	deployedAt := time.Now()
 	rule := func() ratelimit.Rule {
@@ -35,7 +37,8 @@ func Example_changeALimitKeepingQuotas() {
 // The same deploy, forgiving every caller at once: drop a key's state under
 // the old rule (and start the new one empty).
 func Example_changeALimitDroppingQuotas() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	old := ratelimit.SlidingCounter(100, time.Minute)
 	for _, key := range []string{"user:42", "user:43"} {
 		if err := limiter.Reset(context.Background(), key, old); err != nil {

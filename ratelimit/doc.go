@@ -97,13 +97,14 @@
 //   - All keys of one call share the hash tag {key}, so it runs on Redis
 //     Cluster.
 //   - A call is decided at most once, with the client's default options.
-//     go-redis sends a command again after its connection fails
-//     (MaxRetries); a decision that may have run is never sent again, and
+//     A client sends a command again after its connection fails (go-redis's
+//     MaxRetries); a decision that may have run is never sent again, and
 //     the call returns an error matching ErrReplyLost instead. Under
 //     connections killed while calls are in flight, what the server counted
 //     lies between what callers were told was admitted and that plus the
 //     calls that returned an error
-//     (TestEveryCallIsCountedOnceWhenGoRedisResendsItAfterAKilledConnection).
+//     (TestRateLimitEveryCallIsCountedOnceWhenTheClientResendsItAfterAKilledConnection,
+//     in internal/clienttest, on every supported client).
 //
 // # Not guaranteed
 //
@@ -116,15 +117,16 @@
 //     out early.
 //   - The guard lives in the limit's key, so it goes when the key expires
 //     with its state empty, and a clock stepped back after that is believed.
-//   - Context deadlines bound a call only if the go-redis client has
-//     Options.ContextTimeoutEnabled set; otherwise a stalled server holds a
-//     call for the client's ReadTimeout.
+//   - On go-redis (goredisadapter), context deadlines bound a call only if
+//     the client has Options.ContextTimeoutEnabled set; otherwise a stalled
+//     server holds a call for the client's ReadTimeout.
 //   - That a call which returned an error consumed nothing. A call whose
 //     context ended (or whose connection was lost: ErrReplyLost) may
 //     already be queued on the server, and runs when a frozen or slow
 //     server wakes: it consumes quota although the caller got
 //     context.DeadlineExceeded
-//     (TestAllowThatTimedOutOnAFrozenServerStillConsumesQuotaOnceItWakes).
+//     (TestRateLimitAllowThatTimedOutOnAFrozenServerStillConsumesQuotaOnceItWakes,
+//     in internal/clienttest).
 //
 // # Changing a limit on deploy
 //
@@ -182,6 +184,8 @@
 // calls that arrive while a batch is in flight go in the next. Under 50
 // concurrent callers it cuts the server's CPU per decision several times
 // over and multiplies the rate (BenchmarkAllowBatchedRules; ADR 0018).
+// On a Ring, or a client that cannot tell which primary serves a key, the
+// round trips are shared and every decision is its own script call.
 //
 // # Testing without Redis
 //

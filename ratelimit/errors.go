@@ -32,7 +32,7 @@ var (
 var ErrRedisTooOld = luascripts.ErrRedisTooOld
 
 // ErrReplyLost is matched by the error of a call whose connection failed
-// after it was sent: go-redis would send it again, and it is not, since it
-// may have been decided. Like a call that timed out, it may have consumed
+// after it was sent: the client would send it again, and it is not, since
+// it may have been decided. Like a call that timed out, it may have consumed
 // quota. It is the same error as lock.ErrReplyLost.
 var ErrReplyLost = luascripts.ErrReplyLost

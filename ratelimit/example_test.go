@@ -11,18 +11,19 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/ratelimit"
 )
 
 // Examples that need a server only compile; they show the calls.
 
 func ExampleNew() {
-	client := redis.NewClient(&redis.Options{
+	rdb := redis.NewClient(&redis.Options{
 		Addr: "localhost:6379",
 		// Lets context deadlines bound each call on the socket.
 		ContextTimeoutEnabled: true,
 	})
-	limiter, err := ratelimit.New(client, ratelimit.WithPrefix("myapp:rl:"))
+	limiter, err := ratelimit.New(goredisadapter.New(rdb), ratelimit.WithPrefix("myapp:rl:"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -30,7 +31,8 @@ func ExampleNew() {
 }
 
 func ExampleLimiter_Allow() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	res, err := limiter.Allow(context.Background(), "user:42", ratelimit.SlidingLog(100, time.Minute))
 	if err != nil {
 		log.Print(err) // Redis unreachable: fail open or closed, your choice
@@ -42,7 +44,8 @@ func ExampleLimiter_Allow() {
 }
 
 func ExampleLimiter_AllowN() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	// A batch of 20 rows counts as 20 requests, all or none.
 	res, err := limiter.AllowN(context.Background(), "tenant:7", ratelimit.GCRA(100, time.Second, 50), 20)
 	if err == nil && res.Allowed {
@@ -51,7 +54,8 @@ func ExampleLimiter_AllowN() {
 }
 
 func ExampleLimiter_Take() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	// Send as many of 500 queued emails as the limit allows now.
 	res, err := limiter.Take(context.Background(), "mailer", ratelimit.SlidingCounter(1000, time.Minute), 500)
 	if err == nil {
@@ -60,7 +64,8 @@ func ExampleLimiter_Take() {
 }
 
 func ExampleLimiter_Peek() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	res, err := limiter.Peek(context.Background(), "user:42", ratelimit.SlidingLog(100, time.Minute))
 	if err == nil {
 		fmt.Printf("%d left, full again in %v\n", res.Remaining, res.ResetAfter)
@@ -68,7 +73,8 @@ func ExampleLimiter_Peek() {
 }
 
 func ExampleLimiter_Wait() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := limiter.Wait(ctx, "crawler:example.com", ratelimit.GCRA(2, time.Second, 1)); err != nil {
@@ -81,13 +87,15 @@ func ExampleLimiter_Wait() {
 func ExampleWithPinnedClockForTests() {
 	// In a test only: place requests at exact instants.
 	now := time.UnixMilli(1_750_000_000_000)
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}),
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb),
 		ratelimit.WithPinnedClockForTests(func() time.Time { return now }))
 	_ = limiter
 }
 
 func ExamplePolicy() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	p := ratelimit.Policy{
 		ratelimit.SlidingLog(10, time.Second).Named("burst"),
 		ratelimit.SlidingCounter(1000, 24*time.Hour).Named("daily"),
@@ -133,10 +141,10 @@ func ExamplePolicy_Validate() {
 }
 
 func ExampleWithDenyCache() {
-	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	// Up to 10,000 rejected keys are answered in this process until their
 	// RetryAfter: a key under attack costs Redis one call per RetryAfter.
-	limiter, err := ratelimit.New(client, ratelimit.WithDenyCache(10_000))
+	limiter, err := ratelimit.New(goredisadapter.New(rdb), ratelimit.WithDenyCache(10_000))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -147,7 +155,8 @@ func ExampleWithDenyCache() {
 }
 
 func ExampleLimiter_Reset() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	// An operator lifts a user's block: the next call starts afresh.
 	if err := limiter.Reset(context.Background(), "user:42", ratelimit.SlidingLog(100, time.Minute)); err != nil {
 		log.Print(err)
@@ -155,7 +164,8 @@ func ExampleLimiter_Reset() {
 }
 
 func ExampleLimiter_WaitN() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// Send a batch of 20 messages within a 10/s, burst 50 budget.
@@ -170,7 +180,8 @@ func ExampleLimiter_WaitN() {
 func ExampleWithHook() {
 	var mu sync.Mutex
 	rejected := map[string]int{}
-	limiter, err := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}),
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, err := ratelimit.New(goredisadapter.New(rdb),
 		ratelimit.WithHook(func(_ context.Context, e ratelimit.Event) {
 			if e.Outcome == ratelimit.OutcomeRejected {
 				mu.Lock()
@@ -186,7 +197,8 @@ func ExampleWithHook() {
 
 // Log each call that got no decision from Redis, at level Warn.
 func ExampleWithLogger() {
-	limiter, err := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}),
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, err := ratelimit.New(goredisadapter.New(rdb),
 		ratelimit.WithLogger(slog.Default()))
 	if err != nil {
 		log.Fatal(err)
@@ -219,9 +231,9 @@ func ExampleEvent() {
 // At start-up, check that the ACL user may run every command ratelimit
 // needs on the Limiter's keys.
 func ExampleLimiter_Preflight() {
-	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	defer client.Close()
-	limiter, err := ratelimit.New(client, ratelimit.WithPrefix("app:rl:"))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	limiter, err := ratelimit.New(goredisadapter.New(rdb), ratelimit.WithPrefix("app:rl:"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -235,7 +247,8 @@ func ExampleLimiter_Preflight() {
 }
 
 func ExampleLimiter_Reserve() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	ctx := context.Background()
 	tokensPerMinute := ratelimit.GCRA(10_000, time.Minute, 10_000)
 	// Reserve the most a completion may cost; settle what it did cost.
@@ -255,7 +268,8 @@ func ExampleLimiter_Reserve() {
 }
 
 func ExampleReservation_Commit() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	ctx := context.Background()
 	exportBytes := ratelimit.SlidingLog(1000, time.Hour) // in MB
 	rs, err := limiter.Reserve(ctx, "export:acme", exportBytes, 100, 5*time.Minute)
@@ -269,7 +283,8 @@ func ExampleReservation_Commit() {
 }
 
 func ExampleReservation_Cancel() {
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}))
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	ctx := context.Background()
 	rs, err := limiter.Reserve(ctx, "tenant:7", ratelimit.GCRA(100, time.Second, 50), 10, time.Second)
 	if err != nil || !rs.Result.Allowed {
@@ -290,9 +305,9 @@ func doWork(context.Context) error { return errors.New("upstream unavailable") }
 func ExampleReservation() {
 	// Input that can never be valid is refused before any round trip, so
 	// this runs without a server.
-	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
-	defer client.Close()
-	limiter, _ := ratelimit.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
 	ctx := context.Background()
 	lim := ratelimit.GCRA(100, time.Second, 50)
 	_, err := limiter.Reserve(ctx, "tenant:7", lim, 10, ratelimit.MaxReservationTTL+time.Second)

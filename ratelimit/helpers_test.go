@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -50,7 +51,7 @@ func limiter(t *testing.T, s *redistest.Server, opts ...ratelimit.Option) (*redi
 	t.Helper()
 	c := s.Client(t, func(o *redis.Options) { o.PoolSize = 100 })
 	opts = append([]ratelimit.Option{ratelimit.WithPrefix(s.Prefix() + "rl:")}, opts...)
-	l, err := ratelimit.New(c, opts...)
+	l, err := ratelimit.New(goredisadapter.New(c), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,26 +3,29 @@ package ratelimit
 import (
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/luascripts"
 )
+
+// Client is a Redis client through its adapter module:
+// goredisadapter.New(rdb) for go-redis, rueidisadapter.New(rc) for
+// rueidis, valkeyadapter.New(vc) for valkey-go.
+type Client = luascripts.Client
 
 // A Limiter decides on keys with limits kept in Redis. It holds no state of
 // its own but the deny cache (WithDenyCache) and is safe for concurrent
 // use; every decision is one script call (decide.go).
 type Limiter struct {
-	client redis.Scripter
+	client Client
 	cfg    config
 	deny   *denyCache          // nil unless WithDenyCache
 	batch  *luascripts.Batcher // nil unless WithBatching
 }
 
-// New returns a Limiter that keeps its state in the server behind client.
-// Any go-redis client fits: *redis.Client, *redis.ClusterClient, *redis.Ring
-// or redis.UniversalClient. A nil client is ErrNilClient; a nil or bad
-// option ErrInvalidOption.
-func New(client redis.Scripter, opts ...Option) (*Limiter, error) {
+// New returns a Limiter that keeps its state in the server behind client,
+// a Redis client through its adapter: ratelimit.New(goredisadapter.New(rdb))
+// for a go-redis client. A nil client is ErrNilClient; a nil or bad option
+// ErrInvalidOption.
+func New(client Client, opts ...Option) (*Limiter, error) {
 	if luascripts.IsNil(client) {
 		return nil, ErrNilClient
 	}

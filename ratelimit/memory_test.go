@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -28,7 +29,7 @@ func TestCounterAndGCRAKeepAtMost100BytesPerKey(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// The names of cmd/bench's memory table: key names count.
 			prefix, key := name+":", "k17"
-			l, err := ratelimit.New(c, ratelimit.WithPrefix(prefix))
+			l, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(prefix))
 			if err != nil {
 				t.Fatal(err)
 			}

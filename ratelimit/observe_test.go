@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -86,7 +87,6 @@ func TestHookSeesAllowedAndRejectedWithTheBindingLimitsName(t *testing.T) {
 // limit, and logged; rejections are not logged, and nothing is logged
 // without WithLogger, not even to slog's default logger.
 func TestHookAndLoggerSeeARedisErrorAndTheLoggerNothingElse(t *testing.T) {
-	redistest.GoRedisOnly(t, "closing a go-redis client (an adapter's client runs on the other client, which closes it)")
 	var def bytes.Buffer
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&def, &slog.HandlerOptions{Level: slog.LevelDebug})))
@@ -136,7 +136,7 @@ func TestHookAndLoggerSeeARedisErrorAndTheLoggerNothingElse(t *testing.T) {
 func TestWithHookAndWithLoggerRefuseNil(t *testing.T) {
 	s := redistest.Start(t)
 	for _, o := range []ratelimit.Option{ratelimit.WithHook(nil), ratelimit.WithLogger(nil)} {
-		if _, err := ratelimit.New(s.Client(t), o); !errors.Is(err, ratelimit.ErrInvalidOption) {
+		if _, err := ratelimit.New(goredisadapter.New(s.Client(t)), o); !errors.Is(err, ratelimit.ErrInvalidOption) {
 			t.Fatalf("got %v, want ErrInvalidOption", err)
 		}
 	}
@@ -152,7 +152,7 @@ func TestRefusedSettlementsReachTheHookAsExpiredOrSettledNotAsErrors(t *testing.
 	var got decisions
 	c, l := limiter(t, redistest.Start(t), ratelimit.WithPinnedClockForTests(clk.Now), ratelimit.WithHook(got.hook))
 	var lose loseReply
-	redistest.AddHook(c, &lose)
+	c.AddHook(&lose)
 	ctx := context.Background()
 	lim := ratelimit.SlidingLog(10, time.Hour)
 

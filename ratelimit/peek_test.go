@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -45,7 +46,7 @@ func TestPeekRunsOnAReplicaWhereDecisionsCannotWrite(t *testing.T) {
 	allow(t, primary, "k", lim)
 
 	rc := r.Client(t)
-	replica, err := ratelimit.New(rc, ratelimit.WithPrefix(s.Prefix()+"rl:"))
+	replica, err := ratelimit.New(goredisadapter.New(rc), ratelimit.WithPrefix(s.Prefix()+"rl:"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,15 +52,10 @@ func (r Report) OK() bool { return len(r.Problems) == 0 }
 // evicted or lost in a restart forgets only recent requests (see "Not
 // guaranteed" in the package documentation), so no maxmemory-policy is a
 // problem here, and it needs no CONFIG GET. A server without EVALSHA_RO
-// (older than 7.0) makes it return an error matching ErrRedisTooOld. The
-// client must have Info, as every go-redis client has.
+// (older than 7.0) makes it return an error matching ErrRedisTooOld.
 func (l *Limiter) Preflight(ctx context.Context) (Report, error) {
 	var r Report
-	ic, ok := l.client.(luascripts.InfoClient)
-	if !ok {
-		return r, fmt.Errorf("ratelimit: preflight: the client (%T) has no Info method", l.client)
-	}
-	version, scriptsRun, err := luascripts.ServerVersion(ctx, ic)
+	version, scriptsRun, err := luascripts.ServerVersion(ctx, l.client)
 	if err != nil {
 		return r, preflightError(ctx, "INFO", err)
 	}

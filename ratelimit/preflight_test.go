@@ -10,13 +10,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
 
-func preflight(t *testing.T, c redis.Scripter, opts ...ratelimit.Option) ratelimit.Report {
+func preflight(t *testing.T, c redis.UniversalClient, opts ...ratelimit.Option) ratelimit.Report {
 	t.Helper()
-	l, err := ratelimit.New(c, opts...)
+	l, err := ratelimit.New(goredisadapter.New(c), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestPreflightReportsEveryDocumentedCommandTheACLUserMayNotRun(t *testing.T)
 		}
 	}
 	// INFO is Preflight's only: without it, Preflight fails.
-	l, err := ratelimit.New(user("noinfo", leastPrivilege), ratelimit.WithPrefix("app:rl:"))
+	l, err := ratelimit.New(goredisadapter.New(user("noinfo", leastPrivilege)), ratelimit.WithPrefix("app:rl:"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestPreflightReportsEveryDocumentedCommandTheACLUserMayNotRun(t *testing.T)
 // A server without EVALSHA_RO and EVAL_RO answers as Redis 6.2 does.
 func TestPreflightOnAServerWithoutTheReadOnlyScriptCommandsSaysItNeedsRedis7(t *testing.T) {
 	s := redistest.Start(t, redistest.Own(), redistest.Args("--rename-command", "EVALSHA_RO", "", "--rename-command", "EVAL_RO", ""))
-	l, err := ratelimit.New(s.Client(t))
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
@@ -167,7 +165,7 @@ func (l *Limiter) Reserve(ctx context.Context, key string, r Rule, amount int, t
 // all of it fitted, and Result.Granted is what was charged in all.
 //
 // Commit is idempotent by the reservation's ID: retried after an error
-// (or resent by go-redis after a failed connection) it charges once.
+// (or resent by the client after a failed connection) it charges once.
 // After a successful settlement it returns ErrSettled without a round
 // trip; past the expiry, ErrExpired, charging nothing (the server gave the
 // reservation back). A negative actual is ErrInvalidN.
@@ -250,7 +248,7 @@ func (l *Limiter) clock(start time.Time) (time.Time, string) {
 
 // run sends a reservation script on the path every decision takes (send,
 // in wire.go): batched in key's lane with WithBatching, directly otherwise.
-func (l *Limiter) run(ctx context.Context, s *luascripts.Script, key string, keys []string, args []any) *redis.Cmd {
+func (l *Limiter) run(ctx context.Context, s *luascripts.Script, key string, keys []string, args []any) luascripts.Reply {
 	if l.batch != nil {
 		return l.batch.Do(ctx, key, s, keys, args)
 	}
@@ -267,7 +265,8 @@ func reservationCall(prefix, key string, r Rule, lims []Limit, a1, a2, pinned st
 	args[0], args[1], args[2] = a1, a2, pinned
 	for i, lim := range lims {
 		keys[i] = b + lim.id
-		args = append(args, packLimit(lim))
+		p := packLimit(lim)
+		args = append(args, string(p[:]))
 	}
 	for _, e := range extra {
 		args = append(args, e)
@@ -284,7 +283,7 @@ var (
 	settleSource string
 
 	reserveScript = newScript(luascripts.New("reserve.lua", reservationScript(reserveSource)))
-	// Settling recognises its own earlier run by the id, so go-redis may
+	// Settling recognises its own earlier run by the id, so the client may
 	// send it again after a failed connection.
 	settleScript = newScript(luascripts.NewIdempotent("settle.lua", reservationScript(settleSource)))
 )

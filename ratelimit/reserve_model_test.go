@@ -399,24 +399,25 @@ const debugTrace = false
 var errLost = errors.New("test: reply lost")
 
 // loseReply, armed, lets the next script run on the server and drops its
-// reply, as a connection lost after the server ran it would.
+// reply, as a connection lost after the server ran it would. goredisadapter
+// sends every script call in a pipeline, even alone.
 type loseReply struct{ armed atomic.Bool }
 
 func (h *loseReply) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (h *loseReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if err == nil && strings.HasPrefix(cmd.Name(), "eval") && h.armed.CompareAndSwap(true, false) {
-			cmd.SetErr(errLost)
-			return errLost
+func (h *loseReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *loseReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if cmd.Err() == nil && strings.HasPrefix(cmd.Name(), "eval") && h.armed.CompareAndSwap(true, false) {
+				cmd.SetErr(errLost)
+				return errLost
+			}
 		}
 		return err
 	}
-}
-
-func (h *loseReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
 }
 
 // remainingOf returns each limit's Remaining of a Result.
@@ -461,7 +462,7 @@ func TestReservationsDisagreeWithTheModelOnRandomTraces(t *testing.T) {
 				clk := newClock(epoch)
 				c, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
 				var lose loseReply
-				redistest.AddHook(c, &lose)
+				c.AddHook(&lose)
 				key := fmt.Sprintf("%s-%d", name, trace)
 				md := newModel(rule)
 				burst := int64(math.MaxInt64)

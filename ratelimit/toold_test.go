@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -18,7 +19,7 @@ func TestAPeekARedisOlderThan7RefusesSaysItNeedsRedis7(t *testing.T) {
 	ctx := context.Background()
 	lim := ratelimit.GCRA(10, time.Second, 10)
 	for name, opts := range map[string][]ratelimit.Option{"alone": nil, "batched": {ratelimit.WithBatching(8)}} {
-		l, err := ratelimit.New(s.Client(t), opts...)
+		l, err := ratelimit.New(goredisadapter.New(s.Client(t)), opts...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/ratelimit"
 )
 
@@ -16,7 +17,7 @@ func TestBadInputIsATypedErrorWithoutARoundTrip(t *testing.T) {
 	// error instead of the typed error.
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 50 * time.Millisecond})
 	defer c.Close()
-	l, err := ratelimit.New(c)
+	l, err := ratelimit.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,13 +67,16 @@ func TestBadInputIsATypedErrorWithoutARoundTrip(t *testing.T) {
 		})
 	}
 
-	if _, err := ratelimit.New((*redis.Client)(nil)); !errors.Is(err, ratelimit.ErrNilClient) {
-		t.Errorf("New(typed nil client): %v", err)
+	if _, err := ratelimit.New(goredisadapter.New((*redis.Client)(nil))); !errors.Is(err, ratelimit.ErrNilClient) {
+		t.Errorf("New(goredisadapter.New(typed nil client)): %v", err)
+	}
+	if _, err := ratelimit.New((*goredisadapter.Client)(nil)); !errors.Is(err, ratelimit.ErrNilClient) {
+		t.Errorf("New(typed nil adapter): %v", err)
 	}
 	if _, err := ratelimit.New(nil); !errors.Is(err, ratelimit.ErrNilClient) {
 		t.Errorf("New(nil): %v", err)
 	}
-	if _, err := ratelimit.New(c, ratelimit.WithPrefix("x{")); !errors.Is(err, ratelimit.ErrInvalidOption) {
+	if _, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix("x{")); !errors.Is(err, ratelimit.ErrInvalidOption) {
 		t.Errorf("New with a brace in the prefix: %v", err)
 	}
 }

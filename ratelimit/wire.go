@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
@@ -38,13 +36,13 @@ import (
 func (l *Limiter) send(ctx context.Context, m mode, key string, lims []Limit, n int, pinned string) (reply, error) {
 	req := newRequest(l.cfg.prefix, key, lims, m, n, pinned)
 	s := script(m, lims)
-	var cmd *redis.Cmd
+	var out luascripts.Reply
 	if l.batch != nil {
-		cmd = l.batch.Do(ctx, key, s, req.keys, req.args)
+		out = l.batch.Do(ctx, key, s, req.keys, req.args)
 	} else {
-		cmd = s.Run(ctx, l.client, req.keys, req.args...)
+		out = s.Run(ctx, l.client, req.keys, req.args...)
 	}
-	packed, err := cmd.Text()
+	packed, err := out.Text()
 	if err != nil {
 		return reply{}, err
 	}
@@ -82,13 +80,45 @@ type request struct {
 // newRequest encodes a call on the user key key under limits lims.
 func newRequest(prefix, key string, lims []Limit, m mode, n int, pinned string) request {
 	b := base(prefix, key)
+	if len(lims) == 1 {
+		one := &oneLimit{packed: packLimit(lims[0])}
+		one.keys[0] = b + lims[0].id
+		one.args = [4]any{n, m.arg(), pinned, one.packed[:]}
+		return request{keys: one.keys[:], args: one.args[:]}
+	}
 	r := request{keys: make([]string, len(lims)), args: make([]any, 3, 3+len(lims))}
-	r.args[0], r.args[1], r.args[2] = n, string(m), pinned
+	r.args[0], r.args[1], r.args[2] = n, m.arg(), pinned
 	for i, lim := range lims {
 		r.keys[i] = b + lim.id
-		r.args = append(r.args, packLimit(lim))
+		p := packLimit(lim)
+		r.args = append(r.args, string(p[:]))
 	}
 	return r
+}
+
+// oneLimit is the backing of a request on one limit, every Limit's: its
+// key, arguments and packed limit in one allocation instead of three, and
+// the packed limit sent as a []byte, whose boxing is its only other one
+// (a string's was two): BenchmarkAllow, 20 → 18 allocs per decision.
+type oneLimit struct {
+	keys   [1]string
+	args   [4]any
+	packed packedLimit
+}
+
+// arg is m as ARGV[2]. A constant string converted to an interface
+// allocates nothing, a variable one 16 bytes: BenchmarkAllow, one
+// allocation less per decision.
+func (m mode) arg() any {
+	switch m {
+	case modeAllow:
+		return string(modeAllow)
+	case modeTake:
+		return string(modeTake)
+	case modePeek:
+		return string(modePeek)
+	}
+	return string(m)
 }
 
 // base returns the part of every key of a call that the user's key
@@ -118,15 +148,17 @@ func (a Algorithm) letter() string {
 	}
 }
 
-// packLimit is a limit as ARGV[3+i]: its letter, capacity and numbers.
-func packLimit(lim Limit) string {
+// A packedLimit is a limit as ARGV[3+i]: its letter, capacity and
+// numbers.
+type packedLimit [25]byte
+
+func packLimit(lim Limit) (p packedLimit) {
 	a, b := lim.numbers()
-	var p [25]byte
 	p[0] = lim.alg.letter()[0]
 	binary.BigEndian.PutUint64(p[1:], uint64(lim.Burst()))
 	binary.BigEndian.PutUint64(p[9:], uint64(a))
 	binary.BigEndian.PutUint64(p[17:], uint64(b))
-	return string(p[:])
+	return p
 }
 
 // numbers are the two a limit's script counts with. Log and counter: the

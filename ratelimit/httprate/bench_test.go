@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/httprate"
@@ -15,7 +16,7 @@ import (
 // no hook set: allocs/op is what Config's hooks must not raise.
 func BenchmarkMiddleware(b *testing.B) {
 	s := redistest.Start(b)
-	l, err := ratelimit.New(s.Client(b), ratelimit.WithPrefix(s.Prefix()))
+	l, err := ratelimit.New(goredisadapter.New(s.Client(b)), ratelimit.WithPrefix(s.Prefix()))
 	if err != nil {
 		b.Fatal(err)
 	}

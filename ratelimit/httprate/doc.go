@@ -63,8 +63,9 @@
 // outage of the service; choose FailClosed where an unmetered request costs
 // more than a refused one. The middleware never panics on a store failure.
 //
-// The timeout only holds if the go-redis client honours context deadlines on
-// its socket: set redis.Options.ContextTimeoutEnabled to true. Without it a
-// stalled server holds every request for the client's ReadTimeout (with
-// Redis frozen by SIGSTOP we measured 5s against a 150ms Timeout).
+// The timeout only holds if the client honours context deadlines on its
+// socket: on go-redis (goredisadapter), set redis.Options.ContextTimeoutEnabled
+// to true. Without it a stalled server holds every request for the client's
+// ReadTimeout (with Redis frozen by SIGSTOP we measured 5s against a 150ms
+// Timeout).
 package httprate

@@ -17,7 +17,7 @@ import (
 // in-memory double, with a Clock the test moves instead of sleeping.
 func newTestMiddleware(policy ratelimit.Policy, key func(*http.Request) (string, error)) (*httprate.Middleware, *ratelimittest.Clock, error) {
 	clock := ratelimittest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	limiter, err := ratelimittest.New(ratelimittest.WithClock(clock)) // in production: ratelimit.New(client)
+	limiter, err := ratelimittest.New(ratelimittest.WithClock(clock)) // in production: ratelimit.New(goredisadapter.New(rdb))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,13 +14,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/httprate"
 )
 
 func ExampleNew() {
-	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	limiter, err := ratelimit.New(client)
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, err := ratelimit.New(goredisadapter.New(rdb))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func Example_perRoute() {
 	}
 	route := func(name string, policy ratelimit.Policy) func(http.Handler) http.Handler {
 		m, err := httprate.New(httprate.Config{
-			Limiter: limiter, // ratelimit.New(client)
+			Limiter: limiter, // ratelimit.New(goredisadapter.New(rdb))
 			Policy:  policy,
 			Key: func(r *http.Request) (string, error) {
 				ip, err := byIP(r)

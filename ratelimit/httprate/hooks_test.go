@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/httprate"
@@ -33,7 +34,7 @@ func unreachable(t *testing.T) *ratelimit.Limiter {
 	}
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
-	l, err := ratelimit.New(c)
+	l, err := ratelimit.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestSkippedRequestsNeitherCallRedisNorCount(t *testing.T) {
 
 	// Redis up: skipped requests leave the limit whole.
 	s := redistest.Start(t)
-	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()))
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestSkippedRequestsNeitherCallRedisNorCount(t *testing.T) {
 
 func TestCostCountsOneRequestAsManyAllOrNone(t *testing.T) {
 	s := redistest.Start(t)
-	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()))
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestCostCountsOneRequestAsManyAllOrNone(t *testing.T) {
 
 func TestLimitedWritesTheRejectionInsteadOfTheDefault429(t *testing.T) {
 	s := redistest.Start(t)
-	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()))
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestLimitedWritesTheRejectionInsteadOfTheDefault429(t *testing.T) {
 
 func TestLegacyHeadersDescribeTheBindingLimit(t *testing.T) {
 	s := redistest.Start(t)
-	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()))
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestLegacyHeadersDescribeTheBindingLimit(t *testing.T) {
 
 func TestHookAndLoggerSeeEveryOutcome(t *testing.T) {
 	s := redistest.Start(t)
-	up, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()))
+	up, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -17,7 +18,7 @@ var limiter *ratelimit.Limiter
 func TestMain(m *testing.M) {
 	client, prefix, err := redistest.ExampleClient("httprate")
 	if err == nil {
-		limiter, err = ratelimit.New(client, ratelimit.WithPrefix(prefix))
+		limiter, err = ratelimit.New(goredisadapter.New(client), ratelimit.WithPrefix(prefix))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/ratelimittest"
@@ -44,12 +45,11 @@ type pair struct {
 
 func newPair(t *testing.T, s *redistest.Server, prefix string) pair {
 	t.Helper()
-	redistest.GoRedisOnly(t, "a client that ignores context deadlines (the waits run with one that has passed)")
 	clk := ratelimittest.NewClock(epoch)
 	// Context deadlines do not bound the client's I/O here: the traces'
 	// waits run on a context whose deadline has passed (passed below).
 	c := s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = false })
-	rl, err := ratelimit.New(c, ratelimit.WithPrefix(s.Prefix()+prefix), ratelimit.WithPinnedClockForTests(clk.Now))
+	rl, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(s.Prefix()+prefix), ratelimit.WithPinnedClockForTests(clk.Now))
 	if err != nil {
 		t.Fatal(err)
 	}

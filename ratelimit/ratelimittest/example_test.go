@@ -73,7 +73,7 @@ func ExampleClock() {
 	// One Clock for a Redis Limiter (pinned to it) and the double, so both
 	// see the same instants:
 	//
-	//	ratelimit.New(client, ratelimit.WithPinnedClockForTests(clock.Now))
+	//	ratelimit.New(goredisadapter.New(rdb), ratelimit.WithPinnedClockForTests(clock.Now))
 	//	ratelimittest.New(ratelimittest.WithClock(clock))
 	clock := ratelimittest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var now func() time.Time = clock.Now
