@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/rueidisadapter"
 	"github.com/redis-primitives/go/valkeyadapter"
 )
@@ -35,26 +36,27 @@ func (r *runner) client() *redis.Client {
 	return c
 }
 
-// rueidisClient returns a go-redis client whose commands run on a rueidis
-// client of the server with its defaults (auto-pipelining; client-side
-// caching off, which the primitives do not use), through rueidisadapter.
-func (r *runner) rueidisClient() (*redis.Client, error) {
+// rueidisClient returns the primitives' client (what lock.New and
+// ratelimit.New take) on a rueidis client of the server with its defaults
+// (auto-pipelining; client-side caching off, which the primitives do not
+// use), through rueidisadapter.
+func (r *runner) rueidisClient() (luascripts.Client, error) {
 	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{r.addr}, DisableCache: true})
 	if err != nil {
 		return nil, err
 	}
 	r.closers = append(r.closers, rc.Close)
-	return rueidisadapter.New(rc)
+	return rueidisadapter.New(rc), nil
 }
 
 // valkeyClient is rueidisClient on valkey-go, through valkeyadapter.
-func (r *runner) valkeyClient() (*redis.Client, error) {
+func (r *runner) valkeyClient() (luascripts.Client, error) {
 	vc, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{r.addr}, DisableCache: true})
 	if err != nil {
 		return nil, err
 	}
 	r.closers = append(r.closers, vc.Close)
-	return valkeyadapter.New(vc)
+	return valkeyadapter.New(vc), nil
 }
 
 func (r *runner) close() {

@@ -19,8 +19,9 @@
 //   - Allocations per operation: the difference of runtime.MemStats.Mallocs
 //     (and TotalAlloc for bytes) read just before the start signal and just
 //     after the last goroutine stopped, divided by the operations. It counts
-//     everything the process allocated meanwhile, the library, go-redis and
-//     the harness (which allocates nothing per operation).
+//     everything the process allocated meanwhile, the library, its client
+//     (go-redis, or rueidis or valkey-go and their adapters) and the
+//     harness (which allocates nothing per operation).
 //
 // This package is imported by no library module. Run it with `make bench`
 // (cmd/bench); the results of a real run are in BENCHMARKS.md.

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/goredisadapter"
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // The election parameters.
@@ -62,45 +62,30 @@ func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecon
 // stallClient is a client whose scripts can be made to hang until their
 // context ends, as if the network between this node and Redis went silent:
 // the node's process keeps running, but none of its renewals (and no
-// release) reach the server.
+// release) reach the server. Its other calls go through.
 type stallClient struct {
-	*redis.Client
+	election.Client
 	stalled atomic.Bool
 }
 
-func (c *stallClient) hang(ctx context.Context) *redis.Cmd {
+func (c *stallClient) Eval(ctx context.Context, calls []luascripts.Call) {
+	if !c.stalled.Load() {
+		c.Client.Eval(ctx, calls)
+		return
+	}
 	<-ctx.Done()
-	cmd := redis.NewCmd(ctx)
-	cmd.SetErr(ctx.Err())
-	return cmd
+	for i := range calls {
+		calls[i].Reply, calls[i].Err = nil, ctx.Err()
+	}
 }
 
-func (c *stallClient) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	if c.stalled.Load() {
-		return c.hang(ctx)
+func (c *stallClient) EvalWait(ctx context.Context, call *luascripts.Call, replicas int, timeout time.Duration) (int, error) {
+	if !c.stalled.Load() {
+		return c.Client.EvalWait(ctx, call, replicas, timeout)
 	}
-	return c.Client.Eval(ctx, script, keys, args...)
-}
-
-func (c *stallClient) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
-	if c.stalled.Load() {
-		return c.hang(ctx)
-	}
-	return c.Client.EvalSha(ctx, sha, keys, args...)
-}
-
-func (c *stallClient) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	if c.stalled.Load() {
-		return c.hang(ctx)
-	}
-	return c.Client.EvalRO(ctx, script, keys, args...)
-}
-
-func (c *stallClient) EvalShaRO(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
-	if c.stalled.Load() {
-		return c.hang(ctx)
-	}
-	return c.Client.EvalShaRO(ctx, sha, keys, args...)
+	<-ctx.Done()
+	call.Reply, call.Err = nil, ctx.Err()
+	return 0, ctx.Err()
 }
 
 // node is one Elector running in the background, its transitions timed.
@@ -200,7 +185,7 @@ func (r *runner) election(ctx context.Context) (*Election, error) {
 // handover elects a leader, lets a follower see it, stops the leader and
 // times the follower's election from the stop.
 func (r *runner) handover(ctx context.Context, name string) (time.Duration, error) {
-	leader, err := startNode(ctx, r.client(), r.electionConfig(name))
+	leader, err := startNode(ctx, goredisadapter.New(r.client()), r.electionConfig(name))
 	if err != nil {
 		return 0, err
 	}
@@ -208,7 +193,7 @@ func (r *runner) handover(ctx context.Context, name string) (time.Duration, erro
 	if _, err := waitFor(ctx, leader.elected, 5*time.Second, "the first election"); err != nil {
 		return 0, err
 	}
-	follower, err := startNode(ctx, r.client(), r.electionConfig(name))
+	follower, err := startNode(ctx, goredisadapter.New(r.client()), r.electionConfig(name))
 	if err != nil {
 		return 0, err
 	}
@@ -230,7 +215,7 @@ func (r *runner) handover(ctx context.Context, name string) (time.Duration, erro
 // follower's election, and the lease's remaining TTL read just after the
 // stall.
 func (r *runner) failover(ctx context.Context, name string, phase time.Duration) (took, left time.Duration, err error) {
-	sc := &stallClient{Client: r.client()}
+	sc := &stallClient{Client: goredisadapter.New(r.client())}
 	leader, err := startNode(ctx, sc, r.electionConfig(name))
 	if err != nil {
 		return 0, 0, err
@@ -239,7 +224,7 @@ func (r *runner) failover(ctx context.Context, name string, phase time.Duration)
 	if _, err := waitFor(ctx, leader.elected, 5*time.Second, "the first election"); err != nil {
 		return 0, 0, err
 	}
-	follower, err := startNode(ctx, r.client(), r.electionConfig(name))
+	follower, err := startNode(ctx, goredisadapter.New(r.client()), r.electionConfig(name))
 	if err != nil {
 		return 0, 0, err
 	}

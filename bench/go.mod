@@ -7,6 +7,7 @@ require (
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/redis-primitives/go/election v0.1.0
+	github.com/redis-primitives/go/goredisadapter v0.1.0
 	github.com/redis-primitives/go/internal/luascripts v0.1.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis-primitives/go/lock v0.1.0

@@ -12,6 +12,7 @@ import (
 	"github.com/ulule/limiter/v3"
 	ulredis "github.com/ulule/limiter/v3/drivers/store/redis"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/ratelimit"
 )
 
@@ -58,19 +59,30 @@ type limiterImpl struct {
 	note string
 	// prefix is where its keys go in Redis, for the memory measurement.
 	keyPattern func(prefix string) string
-	make       func(c *redis.Client, prefix string, q quota) (allower, error)
-	// newClient, when set, makes the impl's client (an adapter's) instead
-	// of the runner's go-redis client.
-	newClient func() (*redis.Client, error)
+	// make builds the allower on c, a go-redis client of the impl's own.
+	make func(c *redis.Client, prefix string, q quota) (allower, error)
 }
 
-// adapterLimiterImpls are our GCRA through the client adapters, measured
-// in the throughput tables only (their keys and scripts are GCRA's).
+// adapterLimiterImpls are our GCRA through the other clients' adapters,
+// measured in the throughput tables only (their keys and scripts are
+// GCRA's). Each runs on a client of its own, made by newClient at its
+// first table and shared by its others; the go-redis client make is given
+// goes unused.
 func (r *runner) adapterLimiterImpls() []limiterImpl {
-	via := func(name, note, as string, newClient func() (*redis.Client, error)) limiterImpl {
-		return limiterImpl{name: name, note: note, newClient: newClient,
+	via := func(name, note, as string, newClient func() (ratelimit.Client, error)) limiterImpl {
+		var client ratelimit.Client
+		return limiterImpl{name: name, note: note,
 			keyPattern: func(prefix string) string { return prefix + "*" },
-			make:       oursAllower(as)}
+			make: func(_ *redis.Client, prefix string, q quota) (allower, error) {
+				if client == nil {
+					c, err := newClient()
+					if err != nil {
+						return nil, err
+					}
+					client = c
+				}
+				return oursAllower(as)(client, prefix, q)
+			}}
 	}
 	return []limiterImpl{
 		via(NameOursGCRARueidis, "GCRA(n, window, burst n) through rueidisadapter (rueidis defaults)", NameOursGCRA, r.rueidisClient),
@@ -92,8 +104,10 @@ func ourRule(name string, q quota) ratelimit.Rule {
 	}
 }
 
-func oursAllower(name string) func(c *redis.Client, prefix string, q quota) (allower, error) {
-	return func(c *redis.Client, prefix string, q quota) (allower, error) {
+// oursAllower makes our limiter row name's allowers, on client: a client
+// through its adapter.
+func oursAllower(name string) func(client ratelimit.Client, prefix string, q quota) (allower, error) {
+	return func(client ratelimit.Client, prefix string, q quota) (allower, error) {
 		opts := []ratelimit.Option{ratelimit.WithPrefix(prefix)}
 		if name == NameOursDeny {
 			opts = append(opts, ratelimit.WithDenyCache(denyCacheSize))
@@ -101,7 +115,7 @@ func oursAllower(name string) func(c *redis.Client, prefix string, q quota) (all
 		if name == NameOursBatch {
 			opts = append(opts, ratelimit.WithBatching(batchSize))
 		}
-		l, err := ratelimit.New(c, opts...)
+		l, err := ratelimit.New(client, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +143,9 @@ func limiterImpls() []limiterImpl {
 	ours := func(name, note string) limiterImpl {
 		return limiterImpl{name: name, note: note,
 			keyPattern: func(prefix string) string { return prefix + "*" },
-			make:       oursAllower(name)}
+			make: func(c *redis.Client, prefix string, q quota) (allower, error) {
+				return oursAllower(name)(goredisadapter.New(c), prefix, q)
+			}}
 	}
 	return []limiterImpl{
 		ours(NameOursLog, "SlidingLog(n, window)"),
@@ -223,12 +239,6 @@ func (r *runner) limiterCases(ctx context.Context) ([]*benchCase, error) {
 	}
 	for _, im := range append(limiterImpls(), r.adapterLimiterImpls()...) {
 		c := r.client()
-		if im.newClient != nil {
-			var err error
-			if c, err = im.newClient(); err != nil {
-				return nil, fmt.Errorf("bench: %s: %w", im.name, err)
-			}
-		}
 		for si, sc := range r.limiterScenarios() {
 			if sc.only != nil && !slices.Contains(sc.only, im.name) {
 				continue

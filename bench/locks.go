@@ -15,6 +15,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/lock"
 )
 
@@ -26,12 +27,14 @@ const lockTTL = 10 * time.Second
 // it at once. It reports whether it got it.
 type locker func(ctx context.Context, key string) (bool, error)
 
+// oursLocker is ours on the go-redis client c, through goredisadapter.
 func oursLocker(c *redis.Client, prefix string) (locker, error) {
-	return oursLockerWith(c, lock.WithPrefix(prefix))
+	return oursLockerWith(goredisadapter.New(c), lock.WithPrefix(prefix))
 }
 
-func oursLockerWith(c *redis.Client, opts ...lock.Option) (locker, error) {
-	l, err := lock.New(c, opts...)
+// oursLockerWith is ours on client, a client through its adapter.
+func oursLockerWith(client lock.Client, opts ...lock.Option) (locker, error) {
+	l, err := lock.New(client, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +146,7 @@ func (r *runner) lockCases(ctx context.Context) ([]*benchCase, error) {
 			make: oursLocker},
 		{name: NameOursLockBatch, prefix: "oursbatch:", note: "the same, WithBatching(64)",
 			make: func(c *redis.Client, prefix string) (locker, error) {
-				return oursLockerWith(c, lock.WithPrefix(prefix), lock.WithBatching(64))
+				return oursLockerWith(goredisadapter.New(c), lock.WithPrefix(prefix), lock.WithBatching(64))
 			}},
 		{name: NameOursLockRueidis, prefix: "oursrueidis:", note: "the same, through rueidisadapter (rueidis defaults)",
 			make: func(_ *redis.Client, prefix string) (locker, error) {
@@ -151,7 +154,7 @@ func (r *runner) lockCases(ctx context.Context) ([]*benchCase, error) {
 				if err != nil {
 					return nil, err
 				}
-				return oursLocker(c, prefix)
+				return oursLockerWith(c, lock.WithPrefix(prefix))
 			}},
 		{name: NameOursLockRueidisBatch, prefix: "oursrueidisbatch:", note: "through rueidisadapter, WithBatching(64)",
 			make: func(_ *redis.Client, prefix string) (locker, error) {
@@ -167,7 +170,7 @@ func (r *runner) lockCases(ctx context.Context) ([]*benchCase, error) {
 				if err != nil {
 					return nil, err
 				}
-				return oursLocker(c, prefix)
+				return oursLockerWith(c, lock.WithPrefix(prefix))
 			}},
 		{name: NameRueidislock, prefix: "rueidislock:", note: "TryWithContext + cancel (defaults: 2 of 3 keys, auto-pipelining)",
 			make: func(_ *redis.Client, prefix string) (locker, error) { return r.rueidislockLocker(prefix) }},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest/naivesemaphore"
 	"github.com/redis-primitives/go/semaphore"
 )
@@ -25,7 +26,7 @@ func (r *runner) semaphoreCases(_ context.Context) (*benchCase, error) {
 	c := &benchCase{id: TableSemaphoreMany,
 		title: fmt.Sprintf("Semaphores, %d names of capacity %d (uncontended): acquire+release pairs", r.cfg.Keys, semaphoreCapacity),
 		unit:  "pairs/s", okUnit: "acquired/s", ref: NameOursSemaphore}
-	sem, err := semaphore.New(r.client(), semaphore.WithPrefix(r.cfg.Prefix+"sem:ours:"))
+	sem, err := semaphore.New(goredisadapter.New(r.client()), semaphore.WithPrefix(r.cfg.Prefix+"sem:ours:"))
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +99,7 @@ type SemaphoreMemory struct {
 // entries), 1,000 do not.
 func (r *runner) semaphoreMemory(ctx context.Context) ([]SemaphoreMemory, error) {
 	c := r.client()
-	sem, err := semaphore.New(c, semaphore.WithPrefix(r.cfg.Prefix+"semmem:"))
+	sem, err := semaphore.New(goredisadapter.New(c), semaphore.WithPrefix(r.cfg.Prefix+"semmem:"))
 	if err != nil {
 		return nil, err
 	}

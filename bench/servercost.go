@@ -11,6 +11,7 @@ import (
 	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/lock"
 )
 
@@ -67,7 +68,7 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 	// hold takes a lock as another holder would, and keeps it.
 	type hold func(ctx context.Context, c *redis.Client, prefix, name string) error
 	holdOurs := func(ctx context.Context, c *redis.Client, prefix, name string) error {
-		l, err := lock.New(c, lock.WithPrefix(prefix))
+		l, err := lock.New(goredisadapter.New(c), lock.WithPrefix(prefix))
 		if err == nil {
 			_, err = l.Acquire(ctx, name, time.Hour)
 		}
@@ -80,7 +81,7 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 	}{
 		{NameOursLock, oursLocker, holdOurs},
 		{NameOursLock + ", WithCounterTokens", func(c *redis.Client, prefix string) (locker, error) {
-			return oursLockerWith(c, lock.WithPrefix(prefix), lock.WithCounterTokens())
+			return oursLockerWith(goredisadapter.New(c), lock.WithPrefix(prefix), lock.WithCounterTokens())
 		}, holdOurs},
 		{NameRedislock, func(c *redis.Client, _ string) (locker, error) { return redislockLocker(c), nil },
 			func(ctx context.Context, c *redis.Client, _, name string) error {
@@ -121,7 +122,7 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 	// The batched lock: 50 goroutines whose acquires and releases share
 	// pipelined round trips, the server's cost per pair with the
 	// per-command overhead shared.
-	bl, err := oursLockerWith(client(), lock.WithPrefix(prefix+"lockbatch:"), lock.WithBatching(64))
+	bl, err := oursLockerWith(goredisadapter.New(client()), lock.WithPrefix(prefix+"lockbatch:"), lock.WithBatching(64))
 	if err != nil {
 		panic(err) // the options are constants
 	}

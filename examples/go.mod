@@ -11,6 +11,7 @@ require (
 	github.com/redis-primitives/go/election v0.1.0
 	github.com/redis-primitives/go/fence v0.1.0
 	github.com/redis-primitives/go/fence/pgfence v0.1.0
+	github.com/redis-primitives/go/goredisadapter v0.1.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis-primitives/go/lock v0.1.0
 	github.com/redis-primitives/go/ratelimit v0.1.0
@@ -36,10 +37,6 @@ require (
 	github.com/prometheus/otlptranslator v1.0.0 // indirect
 	github.com/prometheus/procfs v0.20.1 // indirect
 	github.com/redis-primitives/go/internal/luascripts v0.1.0 // indirect
-	github.com/redis-primitives/go/rueidisadapter v0.1.0 // indirect
-	github.com/redis-primitives/go/valkeyadapter v0.1.0 // indirect
-	github.com/redis/rueidis v1.0.69 // indirect
-	github.com/valkey-io/valkey-go v1.0.70 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect

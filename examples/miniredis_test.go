@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/lock"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -24,7 +25,7 @@ func TestOnMiniredisLockAndFenceWorkAndRatelimitsScriptsDoNot(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := context.Background()
 
-	locker, err := lock.New(c)
+	locker, err := lock.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestOnMiniredisLockAndFenceWorkAndRatelimitsScriptsDoNot(t *testing.T) {
 		t.Fatalf("lock: Release on miniredis: %v", err)
 	}
 
-	store, err := fence.New(c)
+	store, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestOnMiniredisLockAndFenceWorkAndRatelimitsScriptsDoNot(t *testing.T) {
 		t.Fatalf("fence: a stale Set on miniredis: %v, want ErrStale", err)
 	}
 
-	limiter, err := ratelimit.New(c)
+	limiter, err := ratelimit.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // The packages whose examples the README and the package docs quote.
-var documented = []string{"lock", "fence", "fence/pgfence", "ratelimit", "ratelimit/httprate", "election", "semaphore", "semaphore/httpsem", "rueidisadapter", "valkeyadapter"}
+var documented = []string{"goredisadapter", "lock", "fence", "fence/pgfence", "ratelimit", "ratelimit/httprate", "election", "semaphore", "semaphore/httpsem", "rueidisadapter", "valkeyadapter"}
 
 // A snippet copied from the README or a package doc must compile and do
 // what it says. Each one is the body of an Example function, or a whole

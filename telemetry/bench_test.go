@@ -9,6 +9,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 	"github.com/redis-primitives/go/ratelimit"
@@ -63,7 +64,7 @@ func BenchmarkRateLimitAllow(b *testing.B) {
 			if row == "telemetry" {
 				opts = append(opts, benchTelemetry(b).RateLimit())
 			}
-			l, err := ratelimit.New(c, opts...)
+			l, err := ratelimit.New(goredisadapter.New(c), opts...)
 			if err != nil {
 				b.Fatal(err)
 			}

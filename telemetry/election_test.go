@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/telemetry"
 )
@@ -21,7 +22,7 @@ func TestElectionElectedDemotedAndFollowerAreCounted(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
 	newNode := func(id string) *election.Elector {
-		e, err := election.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true }), election.Config{
+		e, err := election.New(goredisadapter.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })), election.Config{
 			Name: "reports", NodeID: id, Prefix: s.Prefix(), TTL: time.Second,
 			Observer: o.Election("reports"),
 		})
@@ -114,7 +115,7 @@ func TestElectionLeaderChangeBetweenOtherNodesIsCountedByANodeThatNeverLed(t *te
 	start := func(id string) *node {
 		n := &node{o: newOtel(t)}
 		var err error
-		n.e, err = election.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true }), election.Config{
+		n.e, err = election.New(goredisadapter.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })), election.Config{
 			Name: "handover", NodeID: id, Prefix: s.Prefix(), TTL: ttl, RenewInterval: retry, RetryInterval: retry,
 			Observer: n.o.Election("handover"),
 		})
@@ -178,7 +179,7 @@ func TestElectionHookRecordsRenewalsTheirSpansAndTheEpoch(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
 	const ttl, renew = 600 * time.Millisecond, 50 * time.Millisecond
-	e, err := election.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true }), election.Config{
+	e, err := election.New(goredisadapter.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })), election.Config{
 		Name: "renewing", NodeID: "a", Prefix: s.Prefix(), TTL: ttl, RenewInterval: renew,
 		Hook: o.ElectionHook("renewing"),
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis-primitives/go/election"
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/lock"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/httprate"
@@ -37,11 +38,12 @@ func Example() {
 		log.Fatal(err)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	locker, _ := lock.New(rdb, tel.Lock())
-	limiter, _ := ratelimit.New(rdb, tel.RateLimit())
-	store, _ := fence.New(rdb, tel.Fence())
-	issuer, _ := semaphore.New(rdb, tel.Semaphore())
-	leader, _ := election.New(rdb, election.Config{Name: "reports", Observer: tel.Election("reports")})
+	client := goredisadapter.New(rdb)
+	locker, _ := lock.New(client, tel.Lock())
+	limiter, _ := ratelimit.New(client, tel.RateLimit())
+	store, _ := fence.New(client, tel.Fence())
+	issuer, _ := semaphore.New(client, tel.Semaphore())
+	leader, _ := election.New(client, election.Config{Name: "reports", Observer: tel.Election("reports")})
 	_, _, _, _, _ = locker, limiter, store, issuer, leader
 }
 
@@ -52,7 +54,7 @@ func ExampleTelemetry_HTTPRateHook() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	limiter, _ := ratelimit.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}), tel.RateLimit())
+	limiter, _ := ratelimit.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})), tel.RateLimit())
 	m, err := httprate.New(httprate.Config{
 		Limiter:     limiter,
 		Policy:      ratelimit.Policy{ratelimit.SlidingLog(100, time.Minute).Named("minute")},
@@ -74,7 +76,7 @@ func ExampleTelemetry_HTTPSemHook() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	issuer, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}), tel.Semaphore())
+	issuer, _ := semaphore.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})), tel.Semaphore())
 	m, err := httpsem.New(httpsem.Config{
 		Issuer:      issuer,
 		Key:         func(r *http.Request) (string, error) { return "exports:" + r.Header.Get("X-API-Key"), nil },
@@ -95,7 +97,7 @@ func ExampleTelemetry_Semaphore() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	issuer, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true}), tel.Semaphore())
+	issuer, _ := semaphore.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})), tel.Semaphore())
 	_ = issuer.WithPermit(context.Background(), "render-workers", 4, time.Minute, func(ctx context.Context, p *semaphore.Permit) error {
 		return nil // the work, under permit p
 	})
@@ -107,7 +109,7 @@ func ExampleWithLockNames() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	locker, _ := lock.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}), tel.Lock())
+	locker, _ := lock.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})), tel.Lock())
 	_, _ = locker.Acquire(context.Background(), "nightly-report", time.Minute)
 }
 
@@ -117,7 +119,7 @@ func ExampleWithSemaphoreNames() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	issuer, _ := semaphore.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}), tel.Semaphore())
+	issuer, _ := semaphore.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})), tel.Semaphore())
 	_, _ = issuer.Acquire(context.Background(), "render-workers", 4, time.Minute)
 }
 
@@ -130,7 +132,7 @@ func ExampleTelemetry_Election() {
 		onDemoted(epoch, r, held)
 		log.Printf("stepped down from epoch %d after %v: %v", epoch, held, r)
 	}
-	_, _ = election.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"}),
+	_, _ = election.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})),
 		election.Config{Name: "reports", Observer: obs})
 }
 

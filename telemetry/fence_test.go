@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/telemetry"
 )
@@ -18,7 +19,7 @@ import (
 func TestStaleRedisFenceWriteIsCounted(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	store, err := fence.New(s.Client(t), o.Fence())
+	store, err := fence.New(goredisadapter.New(s.Client(t)), o.Fence())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestStaleRedisFenceWriteIsCounted(t *testing.T) {
 func TestFenceWriteSpanLastsAsLongAsTheWrite(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
 	o := newOtel(t)
-	store, err := fence.New(s.Client(t), o.Fence())
+	store, err := fence.New(goredisadapter.New(s.Client(t)), o.Fence())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestFenceWriteSpanLastsAsLongAsTheWrite(t *testing.T) {
 func TestFenceWriteWithoutAVerdictIsCountedAsAnError(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	store, err := fence.New(s.Client(t), o.Fence())
+	store, err := fence.New(goredisadapter.New(s.Client(t)), o.Fence())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ require (
 	github.com/redis-primitives/go/election v0.1.0
 	github.com/redis-primitives/go/fence v0.1.0
 	github.com/redis-primitives/go/fence/pgfence v0.1.0
+	github.com/redis-primitives/go/goredisadapter v0.1.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis-primitives/go/lock v0.1.0
 	github.com/redis-primitives/go/ratelimit v0.1.0
@@ -29,11 +30,7 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/redis-primitives/go/internal/luascripts v0.1.0 // indirect
-	github.com/redis-primitives/go/rueidisadapter v0.1.0 // indirect
-	github.com/redis-primitives/go/valkeyadapter v0.1.0 // indirect
-	github.com/redis/rueidis v1.0.69 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
-	github.com/valkey-io/valkey-go v1.0.70 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/httprate"
@@ -51,7 +52,7 @@ func TestHTTPRateFailOpenIsCounted(t *testing.T) {
 	}
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
-	down, err := ratelimit.New(c)
+	down, err := ratelimit.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestHTTPRateRequestsAreCountedByOutcomeAndBindingLimit(t *testing.T) {
 			opts = append(opts, telemetry.WithKeys())
 		}
 		o := newOtel(t, opts...)
-		l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()+strconv.FormatBool(keys)+":"))
+		l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()+strconv.FormatBool(keys)+":"))
 		if err != nil {
 			t.Fatal(err)
 		}

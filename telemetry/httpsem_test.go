@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/semaphore"
 	"github.com/redis-primitives/go/semaphore/httpsem"
@@ -71,7 +72,7 @@ func TestHTTPSemFailOpenIsCounted(t *testing.T) {
 	}
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
-	down, err := semaphore.New(c)
+	down, err := semaphore.New(goredisadapter.New(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestHTTPSemRequestsAreCountedByOutcome(t *testing.T) {
 			opts = append(opts, telemetry.WithSemaphoreNames())
 		}
 		o := newOtel(t, opts...)
-		i, err := semaphore.New(s.Client(t), semaphore.WithPrefix(s.Prefix()+strconv.FormatBool(names)+":"))
+		i, err := semaphore.New(goredisadapter.New(s.Client(t)), semaphore.WithPrefix(s.Prefix()+strconv.FormatBool(names)+":"))
 		if err != nil {
 			t.Fatal(err)
 		}

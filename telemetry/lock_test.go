@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/codes"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 	"github.com/redis-primitives/go/telemetry"
@@ -17,7 +18,7 @@ import (
 func newLocker(t testing.TB, s *redistest.Server, opts ...lock.Option) *lock.Locker {
 	t.Helper()
 	c := s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
-	l, err := lock.New(c, append([]lock.Option{lock.WithPrefix(s.Prefix() + "lock:")}, opts...)...)
+	l, err := lock.New(goredisadapter.New(c), append([]lock.Option{lock.WithPrefix(s.Prefix() + "lock:")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestLockErrorIsCountedAndItsSpanMarkedError(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
 	c := s.Client(t)
-	l, err := lock.New(c, lock.WithPrefix(s.Prefix()), o.Lock())
+	l, err := lock.New(goredisadapter.New(c), lock.WithPrefix(s.Prefix()), o.Lock())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/telemetry"
@@ -19,7 +20,7 @@ func TestRateLimitRejectionsAreCountedByTheBindingLimit(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
 	c := s.Client(t)
-	l, err := ratelimit.New(c, ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
+	l, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestRateLimitRejectionsAreCountedByTheBindingLimit(t *testing.T) {
 func TestRateLimitKeyIsAnAttributeOnlyWhenAskedFor(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t, telemetry.WithKeys())
-	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestRateLimitKeyIsAnAttributeOnlyWhenAskedFor(t *testing.T) {
 func TestRateLimitAnswersFromTheDenyCacheAreMarkedAndNotTimed(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithDenyCache(16), o.RateLimit())
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithDenyCache(16), o.RateLimit())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestRateLimitExpiredCommitIsCountedAsExpiredNotAsError(t *testing.T) {
 	var mu sync.Mutex
 	now := time.UnixMilli(1_750_000_000_000)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithPinnedClockForTests(clock), o.RateLimit())
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithPinnedClockForTests(clock), o.RateLimit())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestRateLimitExpiredCommitIsCountedAsExpiredNotAsError(t *testing.T) {
 func TestRateLimitWaitIsTimedAsAWholeAndNotCountedAsADecision(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	l, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/codes"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/semaphore"
 	"github.com/redis-primitives/go/telemetry"
@@ -15,7 +16,7 @@ import (
 
 func newIssuer(t testing.TB, s *redistest.Server, opts ...semaphore.Option) *semaphore.Issuer {
 	t.Helper()
-	i, err := semaphore.New(s.Client(t), append([]semaphore.Option{semaphore.WithPrefix(s.Prefix() + "semaphore:")}, opts...)...)
+	i, err := semaphore.New(goredisadapter.New(s.Client(t)), append([]semaphore.Option{semaphore.WithPrefix(s.Prefix() + "semaphore:")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestSemaphoreNameIsAnAttributeOnlyWhenAskedForAndErrorsMarkTheSpan(t *testi
 	s := redistest.Start(t)
 	o := newOtel(t, telemetry.WithSemaphoreNames())
 	c := s.Client(t)
-	i, err := semaphore.New(c, semaphore.WithPrefix(s.Prefix()+"semaphore:"), o.Semaphore())
+	i, err := semaphore.New(goredisadapter.New(c), semaphore.WithPrefix(s.Prefix()+"semaphore:"), o.Semaphore())
 	if err != nil {
 		t.Fatal(err)
 	}

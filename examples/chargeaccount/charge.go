@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis-primitives/go/examples/internal/servers"
 	"github.com/redis-primitives/go/fence/pgfence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/lock"
 )
 
@@ -80,7 +81,7 @@ func run(ctx context.Context, cfg config, w io.Writer) (outcome, error) {
 	}
 	rc := redis.NewClient(&redis.Options{Addr: cfg.redisAddr, ContextTimeoutEnabled: true})
 	defer rc.Close()
-	locker, err := lock.New(rc, lock.WithPrefix(cfg.prefix+"lock:"))
+	locker, err := lock.New(goredisadapter.New(rc), lock.WithPrefix(cfg.prefix+"lock:"))
 	if err != nil {
 		return out, err
 	}

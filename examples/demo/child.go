@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis-primitives/go/election"
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -42,7 +43,7 @@ func childMain() (code int, child bool) {
 		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond,
 	})
 	defer c.Close()
-	e, err := election.New(c, election.Config{
+	e, err := election.New(goredisadapter.New(c), election.Config{
 		Name: cfg.Name, NodeID: fmt.Sprintf("pid-%d", os.Getpid()), Prefix: cfg.Prefix,
 		TTL: cfg.TTL, RenewInterval: cfg.Renew, RetryInterval: cfg.Renew,
 		Observer: election.Observer{

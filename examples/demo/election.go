@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis-primitives/go/election"
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 )
 
@@ -114,7 +115,7 @@ func startNode(ctx context.Context, d *demo, cfg election.Config, fn func(contex
 			send(n.follower, stamped[election.LeaderInfo]{l, time.Now()})
 		},
 	}
-	e, err := election.New(d.client(), cfg)
+	e, err := election.New(goredisadapter.New(d.client()), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +286,7 @@ func splitBrain(ctx context.Context, d *demo) (splitResult, error) {
 	}
 
 	c := d.client()
-	store, err := fence.New(c)
+	store, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		return r, err
 	}

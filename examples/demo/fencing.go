@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/lock"
 )
 
@@ -36,7 +37,7 @@ type staleRun struct {
 // SETs (the resource checks nothing) and once through a fence.Store.
 func staleWrite(ctx context.Context, d *demo, row *Row, rep *Report) error {
 	c := d.client()
-	store, err := fence.New(c)
+	store, err := fence.New(goredisadapter.New(c))
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func staleWrite(ctx context.Context, d *demo, row *Row, rep *Report) error {
 // playStale runs the scenario once; write is the resource's write.
 func playStale(ctx context.Context, d *demo, c *redis.Client, variant string,
 	write func(ctx context.Context, token int64, key, value string) error) (staleRun, error) {
-	locker, err := lock.New(c, lock.WithPrefix(d.prefix+"lock:"))
+	locker, err := lock.New(goredisadapter.New(c), lock.WithPrefix(d.prefix+"lock:"))
 	if err != nil {
 		return staleRun{}, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/internal/redistest/naiveratelimit"
 	"github.com/redis-primitives/go/ratelimit"
@@ -35,7 +36,7 @@ func boundary(ctx context.Context, d *demo, row *Row, _ *Report) error {
 	var clock atomic.Int64 // the pinned time, in Unix nanoseconds
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
 	fixed := &naiveratelimit.FixedWindow{Client: c, Limit: limit, Window: window, Now: now}
-	lim, err := ratelimit.New(c, ratelimit.WithPrefix(d.prefix+"ratelimit:"), ratelimit.WithPinnedClockForTests(now))
+	lim, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(d.prefix+"ratelimit:"), ratelimit.WithPinnedClockForTests(now))
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func concurrency(ctx context.Context, d *demo, row *Row, _ *Report) error {
 		return fmt.Errorf("naive sliding window: %w", err)
 	}
 
-	lim, err := ratelimit.New(c, ratelimit.WithPrefix(d.prefix+"ratelimit:"))
+	lim, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(d.prefix+"ratelimit:"))
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest/naivelock"
 	"github.com/redis-primitives/go/lock"
 )
@@ -49,7 +50,7 @@ func releaseAfterExpiry(ctx context.Context, d *demo, row *Row, _ *Report) error
 	row.expect(thirdIn, "the naive lock held: the bare DEL was expected to let a third worker in")
 
 	// The real lock, same sequence.
-	l, err := lock.New(c, lock.WithPrefix(d.prefix+"lock:"))
+	l, err := lock.New(goredisadapter.New(c), lock.WithPrefix(d.prefix+"lock:"))
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest/naivesemaphore"
 	"github.com/redis-primitives/go/semaphore"
 )
@@ -43,7 +44,7 @@ func crashedHolders(ctx context.Context, d *demo, row *Row, _ *Report) error {
 	row.expect(!admitted, "the naive semaphore gave a crashed holder's place back")
 
 	// The leased semaphore, same sequence.
-	sem, err := semaphore.New(c, semaphore.WithPrefix(d.prefix+"semaphore:"))
+	sem, err := semaphore.New(goredisadapter.New(c), semaphore.WithPrefix(d.prefix+"semaphore:"))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/examples/internal/promtel"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis-primitives/go/ratelimit/httprate"
 )
@@ -42,7 +43,7 @@ func newAPI(redisAddr, prefix string) (*api, error) {
 		c.Close()
 		return nil, err
 	}
-	limiter, err := ratelimit.New(c, ratelimit.WithPrefix(prefix), tel.RateLimit())
+	limiter, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(prefix), tel.RateLimit())
 	if err != nil {
 		c.Close()
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/examples/internal/promtel"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
@@ -32,7 +33,7 @@ func newTestAPI(t *testing.T) (*api, net.Listener) {
 	// middleware's 100 ms timeout and fail open, so warm the server's script
 	// cache through a limiter of its own (nothing counted or observed here):
 	// the tests then time decisions only.
-	warm, err := ratelimit.New(s.Client(t), ratelimit.WithPrefix(s.Prefix()+"warm-up:"))
+	warm, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()+"warm-up:"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/redis-primitives/go/examples/internal/promtel"
 	"github.com/redis-primitives/go/examples/internal/servers"
 	"github.com/redis-primitives/go/fence/pgfence"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/telemetry/pgfencetel"
 )
 
@@ -338,7 +339,7 @@ func (s *scheduler) startNode(ctx context.Context, id, name string) (*node, erro
 		s.say("%s steps down (epoch %d, led %v): %v", id, epoch, held.Round(time.Millisecond), r)
 	}
 	c := redis.NewClient(&redis.Options{Addr: s.cfg.redisAddr, ContextTimeoutEnabled: true})
-	e, err := election.New(c, election.Config{
+	e, err := election.New(goredisadapter.New(c), election.Config{
 		Name: name, NodeID: id, Prefix: s.cfg.prefix + "election:", TTL: s.cfg.lease, Observer: obs,
 	})
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/examples/internal/servers"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/ratelimit"
 )
 
@@ -71,7 +72,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (summary, error) {
 	var sum summary
 	c := redis.NewClient(&redis.Options{Addr: cfg.redisAddr, ContextTimeoutEnabled: true})
 	defer c.Close()
-	l, err := ratelimit.New(c, ratelimit.WithPrefix(cfg.prefix))
+	l, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(cfg.prefix))
 	if err != nil {
 		return sum, err
 	}

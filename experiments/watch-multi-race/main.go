@@ -14,7 +14,8 @@
 //	(B) go-redis's Watch, which pins one connection per caller for the whole
 //	    transaction and retries when EXEC reports a conflict. Correct, at the
 //	    cost of retries and a connection per concurrent caller.
-//	(C) the project's Lua sliding-window log: one atomic call.
+//	(C) the project's Lua sliding-window log (package ratelimit, on the same
+//	    go-redis client through goredisadapter): one atomic call.
 //
 // Usage: go run ./watch-multi-race [-callers 100] [-limit 5]
 // It starts its own redis-server on a free port unless REDIS_ADDR is set.

@@ -32,6 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/bench"
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
 )
@@ -67,7 +68,7 @@ func run() error {
 
 	ctx := context.Background()
 	c := redis.NewClient(srv.Options())
-	version, _, err := luascripts.ServerVersion(ctx, c)
+	version, _, err := luascripts.ServerVersion(ctx, goredisadapter.New(c))
 	_ = c.Close()
 	if err != nil {
 		return err
