@@ -2,10 +2,18 @@
 # Each module of the workspace is tested in its own directory, because
 # `go test ./...` at the root of a workspace with no root module fails.
 
-.PHONY: test test-quick release-check lint demo bench bench-server-cost experiment servers check-modules consumer try-checkout test-floors actionlint
+.PHONY: test test-quick slowest-tests release-check lint demo bench bench-server-cost experiment servers check-modules consumer try-checkout test-floors actionlint
 
+# Every module's tests with -race, three modules at a time; prints the wall
+# time. The tests that depend on the client run on every client, in
+# internal/clienttest (see scripts/test.sh).
 test: servers
 	scripts/test.sh
+
+# The 20 slowest tests of the last make test (N=50 for more).
+N ?= 20
+slowest-tests:
+	scripts/slowest-tests.sh $(N)
 
 # The inner loop: make test with -short, which skips the long fault tests
 # (Sentinel and Cluster failovers). CI runs make test, all of them.

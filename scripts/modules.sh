@@ -25,8 +25,10 @@
 unpublished="bench examples experiments"
 # shipped: published and the internal modules other than these, which are for
 # tests only. Those are released, floor-tested and API-checked like the
-# published ones.
-testonly="internal/redistest"
+# published ones. (The fixture is tagged, since the library modules' go.mod
+# files require it for their tests; internal/clienttest, which requires
+# every adapter, is required by none and never tagged.)
+testonly="internal/redistest internal/clienttest"
 #
 # affected: the module that holds each file, and every module that requires it
 # directly or through others (read from the go.mod files). A file outside every
