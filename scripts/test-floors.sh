@@ -63,22 +63,16 @@ tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$tmp"
 
-failed=()
-for d in "${libs[@]}"; do
+# floor DIR: DIR's vet and tests at its floors, in the workspace written for
+# it below; its output goes to $tmp/floor.DIR.log, and DIR to $tmp/failed if
+# it fails.
+floor() {
+	local d=$1 gover work log
 	gover=$(goline "$d")
-	set_=$( { echo "$d"; siblings "$d"; } | sort -u)
 	work="$tmp/go.work.${d//\//-}"
-	{
-		echo "go $gover"
-		echo "use ("
-		for m in $set_; do echo "	./$m"; done
-		echo ")"
-		echo "replace ("
-		for m in $set_; do grep -E "^\s*github.com/redis-primitives/go/$m v\S+ => \./$m\s*$" go.work || true; done
-		echo ")"
-	} >"$work"
-	echo "== $d: go $gover, with $(echo "$set_" | grep -vx "$d" | tr '\n' ' ')"
+	log="$tmp/floor.${d//\//-}.log"
 	(
+		echo "== $d: go $gover, with $(grep -E '^\s+\./' "$work" | sed 's|^\s*\./||' | grep -vx "$d" | tr '\n' ' ')"
 		cd "$tmp/$d"
 		export GOTOOLCHAIN="${FLOORS_GOTOOLCHAIN:-go$gover}" GOWORK="$work" GOFLAGS=-mod=readonly
 		for dep in github.com/redis/go-redis/v9 github.com/jackc/pgx/v5; do
@@ -93,8 +87,32 @@ for d in "${libs[@]}"; do
 			fi
 		done
 		go vet ./... && go test -count=1 ./...
-	) || failed+=("$d")
+	) >"$log" 2>&1 || echo "$d" >>"$tmp/failed"
+	cat "$log"
+}
+
+# Each module's workspace: it and the workspace modules it requires.
+for d in "${libs[@]}"; do
+	gover=$(goline "$d")
+	set_=$( { echo "$d"; siblings "$d"; } | sort -u)
+	{
+		echo "go $gover"
+		echo "use ("
+		for m in $set_; do echo "	./$m"; done
+		echo ")"
+		echo "replace ("
+		for m in $set_; do grep -E "^\s*github.com/redis-primitives/go/$m v\S+ => \./$m\s*$" go.work || true; done
+		echo ")"
+	} >"$tmp/go.work.${d//\//-}"
 done
+
+# The modules' tests wait on servers far more than they compute: three at
+# a time (FLOORS_JOBS), each one's output printed whole when it ends.
+export -f floor gomod goline required
+export tmp
+printf '%s\n' "${libs[@]}" | xargs -P "${FLOORS_JOBS:-3}" -I{} bash -c 'floor "$1"' _ {}
+failed=()
+[ -s "$tmp/failed" ] && mapfile -t failed <"$tmp/failed"
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAIL at the floors: ${failed[*]}"
 	exit 1

@@ -68,9 +68,16 @@ func (c *Client) Eval(ctx context.Context, calls []luascripts.Call) {
 	c.evalOn(ctx, c.rc, calls, cmds, built)
 }
 
+// A multiClient sends a DoMulti: the client, or a dedicated connection of
+// it. (valkey.CommandClient says the same, but only from v1.0.7x; this
+// module supports v1.0.69.)
+type multiClient interface {
+	DoMulti(ctx context.Context, multi ...valkey.Completed) []valkey.ValkeyResult
+}
+
 // evalOn sends the built commands of calls in one DoMulti of cc and sets
 // their calls' outcomes.
-func (c *Client) evalOn(ctx context.Context, cc valkey.CommandClient, calls []luascripts.Call, cmds []valkey.Completed, built []bool) {
+func (c *Client) evalOn(ctx context.Context, cc multiClient, calls []luascripts.Call, cmds []valkey.Completed, built []bool) {
 	multi := make([]valkey.Completed, 0, len(cmds))
 	for i := range cmds {
 		if built[i] {
