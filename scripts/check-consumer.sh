@@ -4,7 +4,9 @@
 # published into a local proxy (scripts/localproxy.go), with an empty module
 # cache, then builds. It fails if the module's zip holds no LICENSE, or if
 # anything test-only (the fixture module, testcontainers, Docker's client,
-# goleak) or another module's database driver lands in the cache. Nothing is fetched from any proxy for this
+# goleak), another module's database driver, or a Redis client other than
+# the one of the module's own adapter (a primitive downloads none) lands in
+# the cache. Nothing is fetched from any proxy for this
 # repository's own modules. With no MODULE it checks every library module
 # (scripts/modules.sh published).
 set -euo pipefail
@@ -45,6 +47,10 @@ GO
 	downloaded=$(cd "$cache/cache/download" && find . -name '*.zip' -o -name '*.mod' | sed 's|^\./||; s|/@v/| |' | sort -u)
 	forbidden='testcontainers|docker|moby|goleak|internal/redistest|containerd|opencontainers'
 	[ "$mod" != "fence/pgfence" ] && forbidden="$forbidden|jackc/pgx"
+	# A Redis client only through its own adapter: a primitive downloads none.
+	[ "$mod" != goredisadapter ] && forbidden="$forbidden|redis/go-redis"
+	[ "$mod" != rueidisadapter ] && forbidden="$forbidden|redis/rueidis"
+	[ "$mod" != valkeyadapter ] && forbidden="$forbidden|valkey-io/valkey-go"
 	bad=$(echo "$downloaded" | grep -E "$forbidden" || true)
 	modules=$(echo "$downloaded" | awk '{print $1}' | sort -u | tr '\n' ' ')
 	if [ -n "$bad" ]; then

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Proves the try-before-the-tag command (scripts/use-checkout.sh) as a new
 # user would run it: a scratch module outside the repository, with the oldest
-# Go and go-redis the library modules declare (lock's go line and go-redis
-# requirement), imports lock and ratelimit, is pointed at this checkout by
+# Go and go-redis the library modules declare (lock's go line and
+# goredisadapter's go-redis requirement), imports lock and ratelimit on
+# go-redis through goredisadapter, is pointed at this checkout by
 # use-checkout.sh, then builds and vets. Nothing of this repository comes
 # from a proxy: go.work maps every one of its modules to a directory.
 set -euo pipefail
@@ -12,7 +13,7 @@ tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 gover=$(GOTOOLCHAIN=local go mod edit -json lock/go.mod | sed -n 's/^\t"Go": "\(.*\)",*$/\1/p')
-goredis=$(GOTOOLCHAIN=local go mod edit -json lock/go.mod | tr -d '\n\t ' |
+goredis=$(GOTOOLCHAIN=local go mod edit -json goredisadapter/go.mod | tr -d '\n\t ' |
 	grep -o '{"Path":"github.com/redis/go-redis/v9","Version":"[^"]*"' | sed 's/.*"Version":"//; s/"$//')
 
 app="$tmp/app"
@@ -26,6 +27,7 @@ import (
 	"log"
 	"time"
 
+	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/lock"
 	"github.com/redis-primitives/go/ratelimit"
 	"github.com/redis/go-redis/v9"
@@ -34,11 +36,12 @@ import (
 func main() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	locker, err := lock.New(rdb)
+	client := goredisadapter.New(rdb)
+	locker, err := lock.New(client)
 	if err != nil {
 		log.Fatal(err)
 	}
-	limiter, err := ratelimit.New(rdb)
+	limiter, err := ratelimit.New(client)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -71,5 +74,8 @@ fi
 if go list -m github.com/redis-primitives/go/fence/pgfence >/dev/null 2>&1 &&
 	[ -n "$(go list -deps . | grep -E '^github.com/jackc/pgx' || true)" ]; then
 	echo "try-checkout: a build of lock and ratelimit links pgx"; exit 1
+fi
+if [ -n "$(go list -deps . | grep -E '^github.com/(redis/rueidis|valkey-io/valkey-go)' || true)" ]; then
+	echo "try-checkout: a build of lock and ratelimit on go-redis links rueidis or valkey-go"; exit 1
 fi
 echo "try-checkout: a module outside the repository built lock and ratelimit from this checkout with $(go env GOVERSION) and go-redis $got"
