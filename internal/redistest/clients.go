@@ -27,15 +27,18 @@ func newFailoverClient(t testing.TB, opt *redis.FailoverOptions) *redis.Client {
 	return c
 }
 
-// lingerAfterClose is how long a closed rueidis or valkey-go client's own
-// goroutines may outlive it: those that close connections a Cluster
+// lingerAfterClose is how long a closed client's own goroutines may
+// outlive it: rueidis's and valkey-go's that close connections a Cluster
 // client's slot-table refresh or a redirect replaced, or that send a
-// delayed refresh, sleep up to 5 s first, then end by themselves.
+// delayed refresh, sleep up to 5 s first, then end by themselves; and
+// go-redis's probe of a server it failed to dial (v9.23's tryDial) sleeps a
+// second between dials and ends at the first after its pool closed.
 const lingerAfterClose = 6 * time.Second
 
-// lingering reports whether err, goleak's, names goroutines of rueidis or
-// valkey-go, which may still be ending on their own (lingerAfterClose).
+// lingering reports whether err, goleak's, names goroutines of a closed
+// client that may still be ending on their own (lingerAfterClose).
 func lingering(err error) bool {
 	msg := err.Error()
-	return strings.Contains(msg, "github.com/redis/rueidis.") || strings.Contains(msg, "github.com/valkey-io/valkey-go.")
+	return strings.Contains(msg, "github.com/redis/rueidis.") || strings.Contains(msg, "github.com/valkey-io/valkey-go.") ||
+		strings.Contains(msg, "github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial")
 }
