@@ -237,6 +237,10 @@ func (s *Server) launch(bin string) error {
 		_ = p.Kill()
 		return fmt.Errorf("%w; log: %s", err, tail(filepath.Join(s.dir, "redis.log")))
 	}
+	if err := answeredBy(s.addr, p.Pid()); err != nil {
+		_ = p.Kill()
+		return err
+	}
 	s.mu.Lock()
 	s.proc = p
 	s.mu.Unlock()
@@ -273,6 +277,32 @@ func ping(addr string, wait time.Duration, exited <-chan struct{}) error {
 		}
 	}
 	return fmt.Errorf("no answer to PING within %v: %w", wait, err)
+}
+
+// answeredBy checks that the server answering on addr is the process pid:
+// a port FreePort gave may be taken by another test's server before ours
+// binds it, and ours then exits while the other answers our PING (seen as
+// two Clusters started at once sharing a node: "ERR Slot 0 is already
+// busy"). A wrapper (valgrind) runs the server in its own process, so the
+// pid is the server's either way.
+func answeredBy(addr string, pid int) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, MaxRetries: -1, PoolSize: 1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return fmt.Errorf("INFO server on %s: %w", addr, err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			if v != strconv.Itoa(pid) {
+				return fmt.Errorf("%s is answered by process %s, not by the redis-server started for it (%d): the port was taken", addr, v, pid)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("INFO server on %s has no process_id", addr)
 }
 
 func deletePrefix(addr, prefix string) error {
