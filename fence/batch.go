@@ -17,6 +17,11 @@ import (
 //
 //   - Order: the writes under one high-water mark (one key, or one scope)
 //     are sent in the order they were made, one batch at a time per mark.
+//     A write that a Cluster refused while its slot was being moved (it
+//     was not applied) is sent again alone, outside the batches, so that
+//     one moving slot does not hold up the writes of every other mark; it
+//     may then run after later writes under its mark, and is judged by
+//     the mark as it stands then.
 //   - Deadlines: a write returns by its own context's deadline. A write
 //     that ends before its batch is sent is not sent; one that ends while
 //     its batch is in flight returns its context's error and may have

@@ -17,7 +17,11 @@ import (
 // releases. Only the round trips are shared.
 //
 //   - Order: the calls on one name are sent in the order they were made,
-//     one batch at a time per name.
+//     one batch at a time per name. A call that a Cluster refused while
+//     its slot was being moved (it did not run) is sent again alone,
+//     outside the batches, so that one moving slot does not hold up the
+//     calls on every other name; it may then run after later calls on its
+//     name, which were concurrent with it.
 //   - Deadlines: a call returns by its own context's deadline. A call that
 //     ends before its batch is sent is not sent; one that ends while its
 //     batch is in flight returns its context's error, and may have run, as

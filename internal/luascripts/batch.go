@@ -24,6 +24,13 @@ import (
 //     arrival order. Keys are spread over two lanes, each with its own
 //     batch in flight, so that one lane's batch runs on the server while
 //     the other's replies are read.
+//   - Migrations: with the default Exec, a call that a Cluster refused
+//     because its slot is being moved (it did not run) leaves the batch
+//     and is sent again by its own caller, alone, as Run sends it, until
+//     the migration lets it run or its time is up; the lane goes on
+//     meanwhile. So one migrating slot holds up only the calls on its
+//     keys, not every call of the lane, and a refused call may run after
+//     calls on its key that arrived later (they are concurrent with it).
 //   - Deadlines: a call returns by its own context's deadline. A call that
 //     ends before its batch is sent is not sent (it did not run); one that
 //     ends while its batch is in flight returns its context's error,
@@ -40,7 +47,8 @@ type Batcher struct {
 
 // An Exec sends one batch's calls on c and sets each call's Reply and
 // Err. The calls are in arrival order; ctx carries the batch's deadline,
-// the latest of its calls'. Send is the default.
+// the latest of its calls'. The default is SendOnce, each call a
+// migrating slot refused then sent again by its caller (see Batcher).
 type Exec func(ctx context.Context, c Client, calls []Call)
 
 // ErrSentThenEnded wraps the context error of a batched call that ended
@@ -48,18 +56,19 @@ type Exec func(ctx context.Context, c Client, calls []Call)
 var ErrSentThenEnded = errors.New("the context ended while its batch was in flight; the call may have run")
 
 // NewBatcher returns a Batcher that sends batches of up to size calls on
-// client (in one round trip per server: Client.Eval) with exec, or Send if
-// exec is nil. size must be positive.
+// client (in one round trip per server: Client.Eval) with exec, or the
+// default if exec is nil. size must be positive.
 func NewBatcher(client Client, size int, exec Exec) (*Batcher, error) {
 	if size < 1 {
 		return nil, fmt.Errorf("batch size %d, must be positive", size)
 	}
+	resendAlone := exec == nil
 	if exec == nil {
-		exec = Send
+		exec = SendOnce
 	}
 	b := &Batcher{seed: maphash.MakeSeed()}
 	for i := range b.lanes {
-		b.lanes[i] = lane{client: client, max: size, exec: exec}
+		b.lanes[i] = lane{client: client, max: size, exec: exec, resendAlone: resendAlone}
 	}
 	return b, nil
 }
@@ -86,12 +95,13 @@ func (b *Batcher) lane(key string) *lane {
 // A lane sends one batch at a time. busy is set while a batch is in
 // flight; calls arriving meanwhile queue in pending, in arrival order.
 type lane struct {
-	client  Client
-	max     int
-	exec    Exec
-	mu      sync.Mutex
-	busy    bool
-	pending []*batchCall
+	client      Client
+	max         int
+	exec        Exec
+	resendAlone bool // the default Exec: a call a migration refused is sent again by its caller
+	mu          sync.Mutex
+	busy        bool
+	pending     []*batchCall
 }
 
 // A call's state, guarded by its lane's mutex.
@@ -111,6 +121,7 @@ type batchCall struct {
 	state  int
 	batch  []*batchCall  // when leading: the batch to send, self included
 	reply  Reply         // when done: the outcome
+	moved  bool          // when done: refused by a migrating slot, to be sent again alone
 	wake   chan struct{} // one send: done, or leading
 }
 
@@ -125,7 +136,7 @@ func (b *lane) do(ctx context.Context, s *Script, keys []string, args []any) Rep
 		c.state = callLeading
 		b.mu.Unlock()
 		b.send(c, []*batchCall{c})
-		return c.reply
+		return b.finish(c)
 	}
 	b.pending = append(b.pending, c)
 	b.mu.Unlock()
@@ -149,7 +160,16 @@ func (b *lane) do(ctx context.Context, s *Script, keys []string, args []any) Rep
 	if c.state == callLeading {
 		b.send(c, c.batch)
 	}
-	return c.reply
+	return b.finish(c)
+}
+
+// finish returns c's outcome; a call a migrating slot refused is first
+// sent again, alone, outside the lane (see Batcher).
+func (b *lane) finish(c *batchCall) Reply {
+	if !c.moved || c.ctx.Err() != nil {
+		return c.reply
+	}
+	return c.script.Run(c.ctx, b.client, c.keys, c.args...)
 }
 
 // remove drops c from pending, keeping the others' order. The caller
@@ -203,10 +223,10 @@ func (b *lane) send(lead *batchCall, batch []*batchCall) {
 	}
 }
 
-// run sends the calls with the lane's Exec (Send: one round trip per
-// server, the few calls the server answers NOSCRIPT once more with their
-// source, after the others of the batch: concurrent calls, whose order no
-// caller can observe).
+// run sends the calls with the lane's Exec (SendOnce by default: one
+// round trip per server, the few calls the server answers NOSCRIPT once
+// more with their source, after the others of the batch: concurrent
+// calls, whose order no caller can observe).
 func (b *lane) run(ctx context.Context, calls []*batchCall) {
 	batch := make([]Call, len(calls))
 	for i, c := range calls {
@@ -215,6 +235,7 @@ func (b *lane) run(ctx context.Context, calls []*batchCall) {
 	b.exec(ctx, b.client, batch)
 	for i, c := range calls {
 		c.reply = batch[i].Result()
+		c.moved = b.resendAlone && migrating(&batch[i])
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -272,5 +274,65 @@ func TestABatchersExecSendsTheBatchesAndItsRepliesReachTheirCalls(t *testing.T) 
 	}
 	if total != 20 {
 		t.Fatalf("the Exec saw %d calls, want 20", total)
+	}
+}
+
+// A call that a Cluster refuses while its slot is being moved (it did not
+// run) used to be sent again inside its batch until the migration let it
+// run or its time was up, and every call of its lane, on any key, waited
+// behind it: one slot being moved held up half the names of a batching
+// lock for as long as the move lasted. It now leaves the batch and is sent
+// again by its caller; the lane goes on, and the refused call runs, once,
+// when the migration ends.
+func TestABatchedCallRefusedByAMigratingSlotDoesNotHoldUpItsLane(t *testing.T) {
+	c := redistest.StartCluster(t)
+	rdb := c.Client(t)
+	ctx := context.Background()
+	if err := rdb.Set(ctx, "{m}a", 0, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	from, _, abandon := c.BeginSlotMigration(t, "{m}a")
+	b, err := luascripts.NewBatcher(goredisadapter.New(rdb), 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := make(chan luascripts.Reply, 1)
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	go func() { refused <- b.Do(rctx, "lane", incrBoth, []string{"{m}a", "{m}b"}, nil) }()
+	// The refused call is in the Batcher once the slot's owner has
+	// answered it TRYAGAIN.
+	owner := from.Client(t)
+	for tryagain := 0; tryagain == 0; {
+		info, err := owner.Info(ctx, "errorstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, v, ok := strings.Cut(info, "errorstat_TRYAGAIN:count="); ok {
+			tryagain, _ = strconv.Atoi(strings.TrimSpace(strings.SplitN(v, "\r", 2)[0]))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Calls on another key through the same lane go meanwhile.
+	const others = 20
+	for i := range others {
+		octx, ocancel := context.WithTimeout(ctx, 5*time.Second)
+		n, err := b.Do(octx, "lane", incr, []string{"{o}x"}, nil).Int()
+		ocancel()
+		if err != nil || n != i+1 {
+			t.Fatalf("call %d on another key of the lane: %d, %v", i+1, n, err)
+		}
+	}
+	select {
+	case r := <-refused:
+		t.Fatalf("the refused call returned (%v) before the migration ended: the other calls waited for it", r.Err)
+	default:
+	}
+	abandon()
+	if n, err := (<-refused).Int(); err != nil || n != 1 {
+		t.Fatalf("the refused call after the migration was abandoned: %d, %v; want 1", n, err)
+	}
+	if a, _ := rdb.Get(ctx, "{m}a").Int(); a != 1 {
+		t.Fatalf("{m}a = %d, want 1: a refused send ran", a)
 	}
 }
