@@ -106,10 +106,17 @@ func TestLockAcquireAndReleaseReportWhatTheyDidWhenTheClientResendsThemAfterAKil
 // and forth while locks are taken and released on it, no call may fail,
 // and no token may go back. The unbatched and the batched run share one
 // Cluster, one after the other, with keys of their own.
+//
+// A name's two keys may sit on two nodes for as long as the move of the
+// slot's keys takes, during which its acquires are refused: a move took
+// up to 2.7 s (0.97 s of MIGRATEs) under -race with this module's other
+// tests on two cores. The TTL and the deadline outlast that by far, as a service's
+// own must outlast its migrations: what is tested is that a refused call
+// is sent again until it runs, not how soon a busy machine moves a slot.
 func TestLockAcquireAndReleaseDoNotFailWhileTheirSlotMigrates(t *testing.T) {
+	const ttl = 5 * time.Second
 	eachClientLong(t, func(t *testing.T, k kind) {
 		cl := redistest.StartCluster(t)
-		c := cl.Client(t)
 		client := k.cluster(t, cl)
 		for _, b := range lockBatchings {
 			t.Run(b.name, func(t *testing.T) {
@@ -121,16 +128,10 @@ func TestLockAcquireAndReleaseDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 				}
 				// Names whose keys share one slot, so that every migration
 				// moves them.
-				slot, err := c.ClusterKeySlot(ctx, prefix+"{n0}").Result()
-				if err != nil {
-					t.Fatal(err)
-				}
+				slot := redistest.KeySlot(prefix + "{n0}")
 				names := []string{"n0"}
 				for i := 1; len(names) < 8; i++ {
-					n := "n" + strconv.Itoa(i)
-					if s, err := c.ClusterKeySlot(ctx, prefix+"{"+n+"}").Result(); err != nil {
-						t.Fatal(err)
-					} else if s == slot {
+					if n := "n" + strconv.Itoa(i); redistest.KeySlot(prefix+"{"+n+"}") == slot {
 						names = append(names, n)
 					}
 				}
@@ -147,8 +148,8 @@ func TestLockAcquireAndReleaseDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 									return
 								default:
 								}
-								cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-								lease, err := l.AcquireWait(cctx, name, time.Second)
+								cctx, cancel := context.WithTimeout(ctx, 2*ttl)
+								lease, err := l.AcquireWait(cctx, name, ttl)
 								if err != nil {
 									cancel()
 									failed.Add(1)
@@ -170,12 +171,16 @@ func TestLockAcquireAndReleaseDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 					}
 				}
 				const moves = 8
+				var longest time.Duration
 				for range moves {
+					start := time.Now()
 					cl.MoveSlot(t, prefix+"{n0}", time.Millisecond)
+					longest = max(longest, time.Since(start))
 				}
 				close(stop)
 				wg.Wait()
-				t.Logf("%d migrations of slot %d: %d acquire+release pairs, %d failed calls", moves, slot, ok.Load(), failed.Load())
+				t.Logf("%d migrations of slot %d (the longest took %v): %d acquire+release pairs, %d failed calls",
+					moves, slot, longest.Round(time.Millisecond), ok.Load(), failed.Load())
 				if ok.Load() == 0 {
 					t.Fatal("no lock was taken during the migrations")
 				}

@@ -531,18 +531,12 @@ func TestRateLimitBatchedDecisionsSurviveTheirSlotMovingWithoutOverAdmitting(t *
 		client := &rateLimitCalls{Client: k.cluster(t, cl)}
 		ctx := context.Background()
 		routes := rateLimitRoutes(ctx, client)
-		slot, err := rdb.ClusterKeySlot(ctx, "{u0}").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
+		slot := redistest.KeySlot("{u0}")
 		var users []string // 8 of the moved slot, then 24 of others
 		other := 0
 		for i := 0; len(users) < 32; i++ {
 			u := "u" + strconv.Itoa(i)
-			s, err := rdb.ClusterKeySlot(ctx, "{"+u+"}").Result()
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := redistest.KeySlot("{" + u + "}")
 			if s == slot && len(users)-other < 8 {
 				users = append(users, u)
 			} else if s != slot && other < 24 && len(users) >= 8 {
@@ -607,6 +601,10 @@ func TestRateLimitBatchedDecisionsSurviveTheirSlotMovingWithoutOverAdmitting(t *
 // that call reports ErrReplyLost. Batched, then, a call may fail that way
 // and no other, and the count must stay between what was admitted and
 // that plus the failures.
+//
+// A move takes up to 2.7 s under -race with this module's other tests on
+// two cores (lock's migration test measures its own); each decision's
+// deadline outlasts that, as a service's own must outlast its migrations.
 func TestRateLimitPolicyDecisionsDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 	eachClientLong(t, func(t *testing.T, k kind) {
 		cl := redistest.StartCluster(t)
@@ -614,16 +612,10 @@ func TestRateLimitPolicyDecisionsDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 		client := k.cluster(t, cl)
 		ctx := context.Background()
 		// User keys whose states share one slot, so that every migration moves them.
-		slot, err := rdb.ClusterKeySlot(ctx, "{u0}").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
+		slot := redistest.KeySlot("{u0}")
 		users := []string{"u0"}
 		for i := 1; len(users) < 8; i++ {
-			u := "u" + strconv.Itoa(i)
-			if s, err := rdb.ClusterKeySlot(ctx, "{"+u+"}").Result(); err != nil {
-				t.Fatal(err)
-			} else if s == slot {
+			if u := "u" + strconv.Itoa(i); redistest.KeySlot("{"+u+"}") == slot {
 				users = append(users, u)
 			}
 		}
@@ -645,7 +637,7 @@ func TestRateLimitPolicyDecisionsDoNotFailWhileTheirSlotMigrates(t *testing.T) {
 							return
 						default:
 						}
-						cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+						cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 						res, err := l.Allow(cctx, users[i%len(users)], p)
 						cancel()
 						switch {
