@@ -138,7 +138,7 @@ func TestReleaseAfterExpiryDoesNotDeleteNextHoldersLock(t *testing.T) {
 	first, second, third := newLocker(t, s), newLocker(t, s), newLocker(t, s)
 	ctx := context.Background()
 
-	stale := mustAcquire(t, first, "account-42", 50*time.Millisecond)
+	stale := mustAcquire(t, first, "account-42", 300*time.Millisecond)
 	waitGone(t, first, "account-42", 2*time.Second) // the work overran its lease
 	next := mustAcquire(t, second, "account-42", 10*time.Second)
 
@@ -166,7 +166,7 @@ func TestNaiveReleaseAfterExpiryDeletesNextHoldersLock(t *testing.T) {
 	n := naivelock.New(c, s.Prefix()+"naive:")
 	ctx := context.Background()
 
-	if ok, err := n.Acquire(ctx, "account-42", 50*time.Millisecond); err != nil || !ok {
+	if ok, err := n.Acquire(ctx, "account-42", 300*time.Millisecond); err != nil || !ok {
 		t.Fatalf("first: %v, %v", ok, err)
 	}
 	waitFor(t, 2*time.Second, "naive lock expired", func() bool {
@@ -220,7 +220,7 @@ func TestExtendAfterExpiryFailsAndDoesNotResurrect(t *testing.T) {
 	l := newLocker(t, s)
 	ctx := context.Background()
 
-	lease := mustAcquire(t, l, "job", 50*time.Millisecond)
+	lease := mustAcquire(t, l, "job", 300*time.Millisecond)
 	waitGone(t, l, "job", 2*time.Second)
 	before := lease.RequestedAt
 	if err := l.Extend(ctx, lease, 10*time.Second); !errors.Is(err, lock.ErrNotHeld) {
@@ -242,7 +242,7 @@ func TestExtendCannotExtendAnotherHoldersLock(t *testing.T) {
 	a, b := newLocker(t, s), newLocker(t, s)
 	ctx := context.Background()
 
-	stale := mustAcquire(t, a, "job", 50*time.Millisecond)
+	stale := mustAcquire(t, a, "job", 300*time.Millisecond)
 	waitGone(t, a, "job", 2*time.Second)
 	current := mustAcquire(t, b, "job", 300*time.Millisecond)
 

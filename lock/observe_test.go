@@ -180,9 +180,13 @@ func TestHookSeesLeaseLostWithItsCauseAndTheReleaseThatFoundItGone(t *testing.T)
 	s := redistest.Start(t)
 	var ev events
 	l := newLocker(t, s, lock.WithHook(ev.hook))
+	operator := newLocker(t, s)
 	ctx := context.Background()
-	err := l.WithLock(ctx, "res", 300*time.Millisecond, func(ctx context.Context, _ *lock.Lease) error {
-		if ok, err := newLocker(t, s).ForceRelease(ctx, "res"); !ok || err != nil {
+	// The first renewal comes a third of the TTL after the acquire: 1 s,
+	// long after the force release however busy the machine (with 300 ms,
+	// a renewal once came first, and succeeded).
+	err := l.WithLock(ctx, "res", 3*time.Second, func(ctx context.Context, _ *lock.Lease) error {
+		if ok, err := operator.ForceRelease(ctx, "res"); !ok || err != nil {
 			t.Error(ok, err)
 		}
 		<-ctx.Done()

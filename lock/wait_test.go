@@ -61,9 +61,13 @@ func TestAcquireWaitAcquiresWhenACrashedHoldersLeaseExpires(t *testing.T) {
 		t.Fatalf("token %d, want %d", got.Token, crashed.Token+1)
 	}
 	// The server counts the TTL from when it received the acquire, after
-	// RequestedAt: acquiring earlier than this would be a bug.
-	if late < 0 || late > 100*time.Millisecond {
-		t.Fatalf("acquired %v after expiry, want within a few milliseconds of it", late)
+	// RequestedAt: acquiring earlier than this would be a bug. The waiter
+	// sleeps until the expiry the server told it (its fallback is 10 s),
+	// then one round trip: a few milliseconds on an idle machine, 204 ms
+	// once under make test on two busy cores; within one TTL it is the
+	// expiry that woke it.
+	if late < 0 || late > ttl {
+		t.Fatalf("acquired %v after expiry, want within one TTL (%v) of it", late, ttl)
 	}
 }
 

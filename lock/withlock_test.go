@@ -210,28 +210,33 @@ func TestWithLockCancelsFnAtTheDeadlineWhenRedisIsKilled(t *testing.T) {
 	// One dial attempt per renewal, so a refused connection fails the
 	// renewal at once (go-redis otherwise retries dials for ~1.7s).
 	l := newLockerOn(t, s, client(t, s, func(o *redis.Options) { oneDialAttempt(o); o.MaxRetries = -1 }))
-	var took time.Duration
+	var took, late time.Duration
 	var cause error
 	err := l.WithLock(context.Background(), "job", ttl, func(ctx context.Context, lease *lock.Lease) error {
+		deadline := lease.Deadline(margin)
 		s.Kill(t)
 		killed := time.Now()
 		select {
 		case <-ctx.Done():
-			took, cause = time.Since(killed), context.Cause(ctx)
+			took, late, cause = time.Since(killed), time.Since(deadline), context.Cause(ctx)
 		case <-time.After(10 * ttl):
 			t.Fatal("fn's context was never cancelled with Redis down")
 		}
 		return nil
 	})
-	t.Logf("Redis killed: fn's context cancelled %v later (ttl %v): %v", took, ttl, cause)
+	t.Logf("Redis killed: fn's context cancelled %v later, %v after the lease's deadline (ttl %v): %v", took, late, ttl, cause)
 	if !errors.Is(cause, lock.ErrLeaseLost) || !errors.Is(cause, lock.ErrDeadline) || !strings.Contains(cause.Error(), "last renewal") {
 		t.Fatalf("cause %v, want ErrLeaseLost, ErrDeadline and the last renewal's error", cause)
 	}
 	if !errors.Is(err, lock.ErrLeaseLost) {
 		t.Fatalf("WithLock: %v", err)
 	}
-	if high := ttl - margin + 50*time.Millisecond; took > high || took < ttl/3 {
-		t.Fatalf("cancelled %v after the kill, want by the deadline (≤ %v) and not at the first failed renewal", took, high)
+	// At the deadline: the keeper's timer fires then, whatever the
+	// renewals are doing. The slack, less than one renewal interval (ttl/3),
+	// is for a timer and a cancellation delivered on busy cores under
+	// -race (measured from the kill, it once came 6 ms past a 50 ms slack).
+	if late > ttl/3 || took < ttl/3 {
+		t.Fatalf("cancelled %v after the kill, %v after the lease's deadline; want at the deadline (within %v) and not at the first failed renewal", took, late, ttl/3)
 	}
 }
 

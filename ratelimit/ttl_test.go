@@ -56,7 +56,9 @@ func TestNoRateLimitKeyIsLeftWithoutATTL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ttl <= 0 {
+		// -1: no TTL. (-2: the key expired since the scan, as a short
+		// limit's key may under load: it had one.)
+		if ttl == -1 {
 			t.Errorf("%s has PTTL %d: a key without a TTL lives forever", k, ttl)
 		}
 	}

@@ -60,9 +60,13 @@ func TestACrashedHoldersPermitLeaksForeverWithIncrDecrAndReturnsWithinItsTTLWith
 		t.Fatal("the naive semaphore gave a place back without a DECR: the test proves nothing")
 	}
 	// The server counts the TTL from after RequestedAt: holding earlier
-	// than the expiry would be a bug.
-	if late < 0 || late > 100*time.Millisecond {
-		t.Fatalf("held %v after the expiry, want within a few milliseconds of it", late)
+	// than the expiry would be a bug. The waiter sleeps until the expiry
+	// the server told it (its fallback is 10 s), then one round trip: a few
+	// milliseconds on an idle machine, 152 ms once with make test's
+	// modules and another suite on two cores; within one TTL it is the
+	// expiry that woke it.
+	if late < 0 || late > ttl {
+		t.Fatalf("held %v after the expiry, want within one TTL (%v) of it", late, ttl)
 	}
 	second, err := waiter.Acquire(ctx, "exports", capacity, 30*time.Second)
 	if err != nil {
