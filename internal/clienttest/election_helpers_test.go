@@ -239,9 +239,12 @@ func checkElectionStepDown(t *testing.T, n *electionNode, ends chan electionTerm
 		t.Errorf("demoted epoch %d for %v, want epoch %d for %v", dem.epoch, dem.reason, epoch, want)
 	}
 	// It rode the failed renewals out: its last good renewal can be up to
-	// one interval (and a round trip) older than the fault, no more.
-	if after < ttl-renew-margin-5*time.Millisecond {
-		t.Errorf("stepped down %v after the fault, before the deadline could have passed (≥ %v)", after, ttl-renew-margin)
+	// one interval (and a round trip) older than the fault, and one more
+	// when that renewal's tick ran late on busy cores (seen: 434 ms against
+	// a bound of 442); stepping down at the first failed renewal would come
+	// within one interval of the fault.
+	if low := ttl - 2*renew - margin; after < low {
+		t.Errorf("stepped down %v after the fault, before the deadline could have passed (≥ %v)", after, low)
 	}
 	var d *election.DemotedError
 	if !errors.As(end.cause, &d) || d.Reason != want || end.epoch != epoch {
