@@ -253,18 +253,29 @@ func checkElectionStepDown(t *testing.T, n *electionNode, ends chan electionTerm
 }
 
 // exactlyOneElectionLeaderAgain waits for a leader and checks that for two
-// TTLs every sample finds exactly one, the same.
+// TTLs no sample finds two, and that one leads at the end. A term may end
+// in that time (a renewal that ran late on busy cores ends it, as it must:
+// seen once after a restart, under make test's load) and another begin;
+// two leaders at once never.
 func exactlyOneElectionLeaderAgain(t *testing.T, nodes []*electionNode, ttl time.Duration) (int, int64) {
 	t.Helper()
 	electionWaitFor(t, 10*time.Second, "a leader after Redis returned", func() bool { return len(electionLeaders(nodes)) > 0 })
 	first := electionLeaders(nodes)
 	// The epoch of the term seen, read before the watch below: a term that
-	// ends as the watch does (a renewal lost on busy cores) reads 0 after.
+	// ends as the watch does reads 0 after.
 	epoch, _ := nodes[first[0]].e.Epoch()
+	lapses := 0
 	for start := time.Now(); time.Since(start) < 2*ttl; time.Sleep(2 * time.Millisecond) {
-		if got := electionLeaders(nodes); len(got) != 1 || got[0] != first[0] {
-			t.Fatalf("leaders %v after Redis returned, want exactly one, node %v", got, first)
+		switch got := electionLeaders(nodes); {
+		case len(got) > 1:
+			t.Fatalf("leaders %v at once after Redis returned, want one", got)
+		case len(got) == 0 || got[0] != first[0]:
+			lapses++
 		}
+	}
+	if lapses > 0 {
+		t.Logf("node-%d's term ended within two TTLs; %d samples found no leader or another", first[0], lapses)
+		electionWaitFor(t, 10*time.Second, "a leader again", func() bool { return len(electionLeaders(nodes)) == 1 })
 	}
 	return first[0], epoch
 }
