@@ -106,7 +106,7 @@ for d in "${libs[@]}"; do
 	} >"$tmp/go.work.${d//\//-}"
 done
 
-# The modules' tests wait on servers far more than they compute: three at
+# The modules' tests wait on servers far more than they compute: two at
 # a time (FLOORS_JOBS, default 2: with 3, election's timing tests failed under the load), each one's output printed whole when it ends.
 export -f floor gomod goline required
 export tmp
