@@ -37,5 +37,10 @@
 //
 // Set ContextTimeoutEnabled in the client's options, so that a call to a
 // frozen server ends at its context's deadline and not only at
-// ReadTimeout.
+// ReadTimeout. A server that refuses connections is reported with the
+// refused dial in the call's error chain once go-redis gives up dialling:
+// from go-redis v9.16 on, with its defaults, about 3.4 s per call
+// (DialerRetries dials per attempt, 100 ms apart, and a pipeline pays
+// that twice); a shorter deadline ends the call with the context's error
+// alone. DialerRetries: 1 reports it in about 0.1 s.
 package goredisadapter

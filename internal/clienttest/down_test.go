@@ -1,0 +1,118 @@
+package clienttest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-primitives/go/election"
+	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/goredisadapter"
+	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/lock"
+	"github.com/redis-primitives/go/ratelimit"
+	"github.com/redis-primitives/go/semaphore"
+)
+
+// The bounds the README's "Running it in production" states for a Redis
+// that refuses connections, on go-redis: with its defaults, from v9.16 on,
+// each of the 1+MaxRetries (3) attempts of a call dials DialerRetries (5)
+// times, DialerRetryTimeout (100 ms) apart, and a pipeline (every
+// primitive's call is one) pays that twice: about 3.4 s here. With
+// DialerRetries: 1, as go-redis dialled before v9.16, about 0.1 s. The
+// bounds leave room for a loaded machine.
+const (
+	refusedBoundDefaults = 5 * time.Second
+	refusedBoundOneDial  = time.Second
+)
+
+// downCalls are one network call of each primitive, on a client of nothing.
+func downCalls(t *testing.T, c *goredisadapter.Client) map[string]func(context.Context) error {
+	t.Helper()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := lock.New(c)
+	must(err)
+	s, err := semaphore.New(c)
+	must(err)
+	f, err := fence.New(c)
+	must(err)
+	rl, err := ratelimit.New(c)
+	must(err)
+	e, err := election.New(c, election.Config{Name: "down"})
+	must(err)
+	g := ratelimit.GCRA(10, time.Second, 10)
+	return map[string]func(context.Context) error{
+		"lock.Acquire":      func(ctx context.Context) error { _, err := l.Acquire(ctx, "job", time.Second); return err },
+		"semaphore.Acquire": func(ctx context.Context) error { _, err := s.Acquire(ctx, "pool", 3, time.Second); return err },
+		"fence.Set":         func(ctx context.Context) error { return f.Set(ctx, 1, "k", "v") },
+		"ratelimit.Allow":   func(ctx context.Context) error { _, err := rl.Allow(ctx, "k", g); return err },
+		"ratelimit.Reserve": func(ctx context.Context) error { _, err := rl.Reserve(ctx, "k", g, 1, time.Second); return err },
+		"election.Leader":   func(ctx context.Context) error { _, err := e.Leader(ctx); return err },
+	}
+}
+
+// A user of go-redis v9.23 saw a 3 s call to a Redis that was down end in
+// "context deadline exceeded", which hides the refused connection, and the
+// README said only that calls fail promptly. Every primitive's call, on a
+// fresh go-redis client with its defaults and on one that dials once,
+// returns within the README's bound, with the refused dial in its chain.
+func TestEveryPrimitiveReportsARefusedRedisWithinTheReadmesBoundWithTheDialError(t *testing.T) {
+	port, err := redistest.FreePort() // nothing listens on it
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for _, tc := range []struct {
+		name  string
+		opt   redis.Options
+		bound time.Duration
+	}{
+		{"defaults", redis.Options{Addr: addr}, refusedBoundDefaults},
+		{"DialerRetries 1", redis.Options{Addr: addr, DialerRetries: 1}, refusedBoundOneDial},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Each call on a client of its own, as a service starting
+			// while its Redis is down: go-redis answers at once, with the
+			// last dial error, only once its pool has failed PoolSize
+			// dials.
+			names := []string{"lock.Acquire", "semaphore.Acquire", "fence.Set", "ratelimit.Allow", "ratelimit.Reserve", "election.Leader"}
+			var wg sync.WaitGroup
+			for _, name := range names {
+				wg.Go(func() {
+					o := tc.opt
+					rdb := redis.NewClient(&o)
+					defer rdb.Close()
+					call, ok := downCalls(t, goredisadapter.New(rdb))[name]
+					if !ok {
+						t.Errorf("no call named %s", name)
+						return
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 2*refusedBoundDefaults)
+					defer cancel()
+					start := time.Now()
+					err := call(ctx)
+					took := time.Since(start)
+					t.Logf("%s: %v after %v", name, err, took.Round(time.Millisecond))
+					if !errors.Is(err, syscall.ECONNREFUSED) {
+						t.Errorf("%s: %v, want the refused dial in its chain", name, err)
+					}
+					if took > tc.bound {
+						t.Errorf("%s took %v, past the README's bound of %v", name, took, tc.bound)
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
+	confAwaitDialProbes(t)
+}
