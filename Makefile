@@ -74,9 +74,12 @@ test-floors: servers
 
 # What a user downloads: each library module fetched from a local proxy of
 # this working tree into an empty module cache, outside the repository, and
-# built; fails on a missing LICENSE in its zip or test-only downloads.
+# built; fails on a missing LICENSE in its zip or test-only downloads. Then
+# what a user's go mod tidy of every primitive adds to the client's own
+# go.sum and module cache (scripts/check-consumer-weight.sh).
 consumer:
 	scripts/check-consumer.sh
+	scripts/check-consumer-weight.sh
 
 # A module outside the repository imports lock and ratelimit through
 # scripts/use-checkout.sh (the try-before-the-tag command) and builds.

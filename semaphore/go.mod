@@ -3,9 +3,7 @@ module github.com/redis-primitives/go/semaphore
 go 1.25.0
 
 require (
-	github.com/jackc/pgx/v5 v5.9.2
 	github.com/redis-primitives/go/fence v0.1.0
-	github.com/redis-primitives/go/fence/pgfence v0.1.0
 	github.com/redis-primitives/go/goredisadapter v0.1.0
 	github.com/redis-primitives/go/internal/luascripts v0.1.0
 	github.com/redis-primitives/go/internal/redistest v0.1.0
@@ -15,10 +13,5 @@ require (
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
-	github.com/jackc/pgpassfile v1.0.0 // indirect
-	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/puddle/v2 v2.2.2 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/text v0.41.0 // indirect
 )

@@ -67,6 +67,7 @@ func downCalls(t *testing.T, c *goredisadapter.Client) map[string]func(context.C
 // fresh go-redis client with its defaults and on one that dials once,
 // returns within the README's bound, with the refused dial in its chain.
 func TestEveryPrimitiveReportsARefusedRedisWithinTheReadmesBoundWithTheDialError(t *testing.T) {
+	t.Parallel()
 	port, err := redistest.FreePort() // nothing listens on it
 	if err != nil {
 		t.Fatal(err)
