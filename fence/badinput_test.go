@@ -83,6 +83,12 @@ func TestBadInputGetsTypedErrorAndTouchesNothing(t *testing.T) {
 		{"zero fencer set", zero.Set(ctx, "k", "v"), fence.ErrNilClient},
 		{"zero fencer hset", zero.HSet(ctx, "k", "f", "v"), fence.ErrNilClient},
 		{"fencer with token 0", store.Fencer(0).Set(ctx, "k", "v"), fence.ErrInvalidToken},
+		// go-redis stored a nil value as "", rueidis refused it: each
+		// client wrote its own way what the doc never allowed.
+		{"nil value", store.Set(ctx, 1, "k", nil), fence.ErrInvalidValue},
+		{"bool value", store.HSet(ctx, 1, "k", "f", true), fence.ErrInvalidValue},
+		{"struct value", store.Fencer(1).Set(ctx, "k", struct{}{}), fence.ErrInvalidValue},
+		{"eval nil argument", func() error { _, err := store.Eval(ctx, 1, w, []string{"k"}, "a", nil); return err }(), fence.ErrInvalidValue},
 	}
 	for _, tc := range cases {
 		if !errors.Is(tc.err, tc.want) {

@@ -28,6 +28,11 @@ var (
 	// scoped Store, a key without the scope's hash tag (build keys with
 	// Store.Key); in Eval, a key in another slot than the first one.
 	ErrCrossSlot = errors.New("fence: key outside the high-water mark's hash slot")
+	// ErrInvalidValue is returned, without a round trip, for a value (or an
+	// Eval argument) that is not a string, a []byte or a number: nil, a
+	// bool or a struct, which each Redis client writes its own way (go-redis
+	// stores nil as "").
+	ErrInvalidValue = errors.New("fence: invalid value")
 	// ErrInvalidScript is returned, without a round trip, for an empty Eval
 	// body.
 	ErrInvalidScript = errors.New("fence: invalid script")

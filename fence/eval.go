@@ -65,6 +65,11 @@ func (s *Store) Eval(ctx context.Context, token int64, script string, keys []str
 			return nil, fmt.Errorf("%w: %q is not in the slot of %q; give it the same hash tag", ErrCrossSlot, k, mark)
 		}
 	}
+	for i, a := range args {
+		if err := checkValue(fmt.Sprintf("argument %d", i), a); err != nil {
+			return nil, err
+		}
+	}
 	all := append(append(make([]string, 0, len(keys)+1), mark), keys...)
 	argv := append(append(make([]any, 0, len(args)+1), token), args...)
 	return s.run(ctx, OpEval, framed("eval.lua+body", script), keys[0], token, all, argv)

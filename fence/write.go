@@ -1,6 +1,11 @@
 package fence
 
-import "context"
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis-primitives/go/internal/luascripts"
+)
 
 // The two writes of this package: eval.lua with a fixed body.
 //
@@ -19,11 +24,15 @@ var (
 // number of times. A refused write returns a *StaleError (matching
 // ErrStale) and writes nothing.
 //
-// value is a string, a []byte or a number (int, int64, uint64, float64),
-// which every client sends alike. Bad input fails without a round trip.
+// value is a string, a []byte or a number (an integer or a float of any
+// size), which every client sends alike; anything else, nil included, is
+// ErrInvalidValue. Bad input fails without a round trip.
 func (s *Store) Set(ctx context.Context, token int64, key string, value any) error {
 	mark, err := s.check(token, key)
 	if err != nil {
+		return err
+	}
+	if err := checkValue("value", value); err != nil {
 		return err
 	}
 	_, err = s.run(ctx, OpSet, setScript, key, token, []string{mark, key}, []any{token, value})
@@ -37,6 +46,17 @@ func (s *Store) HSet(ctx context.Context, token int64, key, field string, value 
 	if err != nil {
 		return err
 	}
+	if err := checkValue("value", value); err != nil {
+		return err
+	}
 	_, err = s.run(ctx, OpHSet, hsetScript, key, token, []string{mark, key}, []any{token, field, value})
 	return err
+}
+
+// checkValue refuses a value no client writes alike (luascripts.ArgOK).
+func checkValue(what string, v any) error {
+	if !luascripts.ArgOK(v) {
+		return fmt.Errorf("%w: %s is a %T; want a string, a []byte or a number", ErrInvalidValue, what, v)
+	}
+	return nil
 }

@@ -35,7 +35,7 @@ var evalNames = [2][2]string{{"EVALSHA", "EVALSHA_RO"}, {"EVAL", "EVAL_RO"}}
 // after its reply, once nothing writes it any more.
 func (c *Client) command(call *luascripts.Call, bounded bool) (valkey.Completed, error) {
 	for i, a := range call.Args {
-		if !argOK(a) {
+		if !luascripts.ArgOK(a) {
 			return valkey.Completed{}, fmt.Errorf("valkeyadapter: %s: argument %d is a %T; a call's arguments are strings, []byte, integers and floats", call.Script.Name(), i, a)
 		}
 	}
@@ -60,15 +60,6 @@ func (c *Client) command(call *luascripts.Call, bounded bool) (valkey.Completed,
 		return b.ReadOnly().Pin(), nil
 	}
 	return b.Build().ToRetryable().Pin(), nil
-}
-
-// argOK reports whether a is of a type arg writes.
-func argOK(a any) bool {
-	switch a.(type) {
-	case string, []byte, int, int64, uint64, float64, int32, uint32, int16, uint16, int8, uint8, uint, float32:
-		return true
-	}
-	return false
 }
 
 // arg writes a as go-redis and valkey-go write an argument: integers in
@@ -105,7 +96,7 @@ func arg(a any) string {
 	case float32:
 		return strconv.FormatFloat(float64(v), 'f', -1, 64) // as go-redis writes one
 	}
-	return "" // argOK refused it
+	return "" // luascripts.ArgOK refused it
 }
 
 func b2i(b bool) int {
