@@ -201,4 +201,3 @@ func TestAHolderFrozenPastItsPermitIsReplacedAndItsWritesAreRefusedByFenceAndPgf
 		t.Fatalf("the thawed holder's WithPermit did not report the permit lost: %v", err)
 	}
 }
-
