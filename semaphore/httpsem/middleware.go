@@ -47,6 +47,7 @@ type Config struct {
 	// means DefaultTTL.
 	TTL time.Duration
 	// Timeout bounds the acquire of one request. Zero means DefaultTimeout.
+	// It must be shorter than TTL.
 	Timeout time.Duration
 	// RetryAfter is the Retry-After of a refused request, rounded up to
 	// whole seconds. Zero means DefaultRetryAfter.
@@ -92,6 +93,12 @@ func New(cfg Config) (*Middleware, error) {
 	cfg.TTL = orDefault(cfg.TTL, DefaultTTL)
 	cfg.Timeout = orDefault(cfg.Timeout, DefaultTimeout)
 	cfg.RetryAfter = orDefault(cfg.RetryAfter, DefaultRetryAfter)
+	// The permit's renewals start when its acquire returns: an acquire
+	// allowed to take a whole TTL could hand the request a permit that has
+	// already expired, and another request its place.
+	if cfg.Timeout >= cfg.TTL {
+		return nil, fmt.Errorf("%w: Timeout %v is not shorter than the permit's TTL %v", ErrInvalidConfig, cfg.Timeout, cfg.TTL)
+	}
 	return &Middleware{cfg: cfg}, nil
 }
 

@@ -177,6 +177,10 @@ func TestNewRefusesAConfigThatCannotWork(t *testing.T) {
 		{Issuer: i, Key: byHeader, Capacity: 1, TTL: time.Millisecond},
 		{Issuer: i, Key: byHeader, Capacity: 1, Timeout: -1},
 		{Issuer: i, Key: byHeader, Capacity: 1, Unavailable: 7},
+		// An acquire that may take the whole lease can return a permit
+		// already expired.
+		{Issuer: i, Key: byHeader, Capacity: 1, TTL: time.Second, Timeout: time.Second},
+		{Issuer: i, Key: byHeader, Capacity: 1, TTL: 50 * time.Millisecond}, // the default Timeout, 100ms
 	} {
 		if _, err := httpsem.New(cfg); !errors.Is(err, httpsem.ErrInvalidConfig) {
 			t.Errorf("New(%+v): %v, want ErrInvalidConfig", cfg, err)
