@@ -1,0 +1,69 @@
+package robustness
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis-primitives/go/goredisadapter"
+	"github.com/redis-primitives/go/internal/redistest"
+)
+
+// TestEachNaiveVersionIsCaught runs the workload with one primitive
+// replaced by its naive version, on one server with clients pausing past
+// their leases and crashing, and requires the model of that primitive to
+// report an illegal history, and porcupine's visualization of it to be
+// written where the run says. A checker that passes these would pass
+// anything.
+func TestEachNaiveVersionIsCaught(t *testing.T) {
+	dir := visualizations(t)
+	for _, tc := range []struct {
+		mutation Mutation
+		model    string // the model that must catch it
+		visual   bool   // checked by porcupine, so a visualization is written
+	}{
+		{FenceAcceptsAnyToken, "fence", true},
+		{LockWithoutFencing, "lock", true},
+		{SemaphoreWithoutLeases, "semaphore", true},
+		{ElectionWithoutFencing, "election", true},
+		{LimiterThatDoesNotCount, "ratelimit", false},
+	} {
+		t.Run(string(tc.mutation), func(t *testing.T) {
+			s := redistest.Start(t, redistest.Own())
+			rdb := s.Client(t)
+			models := map[string]bool{tc.model: true}
+			if tc.model == "fence" {
+				models["lock"] = true
+			}
+			run := NewRun(Workload{Scenario: "naive", Client: goredisadapter.New(rdb), Redis: rdb, Names: 1,
+				Pause: 0.3, Mutation: tc.mutation, Models: models, Nodes: relayedNodes(t, s, plan{names: 1})})
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			wait, err := run.Start(ctx)
+			wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range run.Check(dir) {
+				if r.Model != tc.model {
+					continue
+				}
+				if r.Verdicts[Illegal] == 0 {
+					t.Fatalf("%s: the %s model found nothing illegal in %d operations: %+v", tc.mutation, r.Model, r.Ops, r.Verdicts)
+				}
+				t.Logf("%s: %d of %d histories illegal (%d operations): %s", tc.mutation, r.Verdicts[Illegal], r.Histories, r.Ops, r.Problems[0])
+				if !tc.visual {
+					return
+				}
+				path := r.Problems[0][strings.LastIndex(r.Problems[0], " ")+1:]
+				if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+					t.Fatalf("no visualization at %s: %v", path, err)
+				}
+				return
+			}
+			t.Fatalf("no result for the %s model", tc.model)
+		})
+	}
+}
