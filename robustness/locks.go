@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/fence/pgfence"
 	"github.com/redis-primitives/go/internal/redistest/naivelock"
 	"github.com/redis-primitives/go/lock"
 )
@@ -30,17 +31,44 @@ func (r *Run) startLocks(ctx context.Context, wg *sync.WaitGroup) error {
 		return err
 	}
 	naive := naivelock.New(r.W.Redis, "naivelock:")
+	var pg *pgfence.Store
+	if r.W.PG != nil && r.wants("pgfence") {
+		if pg, err = r.pgRows(ctx); err != nil {
+			return err
+		}
+	}
 	for n := range r.W.Names {
 		name := fmt.Sprintf("account-%d", n)
 		for w := range lockWorkers {
-			wg.Go(func() { r.lockWorker(ctx, locker, naive, store, name, n*lockWorkers+w) })
+			wg.Go(func() { r.lockWorker(ctx, locker, naive, store, pg, name, n*lockWorkers+w) })
 		}
 	}
 	return nil
 }
 
-func (r *Run) lockWorker(ctx context.Context, locker *lock.Locker, naive *naivelock.Lock, store *fence.Store, name string, worker int) {
-	lockPart, fencePart := r.part("lock", name), r.part("fence", name)
+// pgRows creates pgfence's tables and a row per lock name, at token 1 (the
+// lowest pgfence takes; every token of a run is above it).
+func (r *Run) pgRows(ctx context.Context) (*pgfence.Store, error) {
+	pg, err := pgfence.New()
+	if err != nil {
+		return nil, err
+	}
+	if err := pg.CreateTables(ctx, r.W.PG); err != nil {
+		return nil, err
+	}
+	for n := range r.W.Names {
+		if err := pg.Insert(ctx, r.W.PG, r.pgRow(fmt.Sprintf("account-%d", n)), "", 1); err != nil {
+			return nil, err
+		}
+	}
+	return pg, nil
+}
+
+// pgRow is the PostgreSQL row of a lock name in this run.
+func (r *Run) pgRow(name string) string { return r.W.Scenario + "/" + name }
+
+func (r *Run) lockWorker(ctx context.Context, locker *lock.Locker, naive *naivelock.Lock, store *fence.Store, pg *pgfence.Store, name string, worker int) {
+	lockPart, fencePart, pgPart := r.part("lock", name), r.part("fence", name), r.part("pgfence", name)
 	key := "res:{" + name + "}"
 	client := r.H.Client()
 	var naiveToken int64
@@ -93,6 +121,12 @@ func (r *Run) lockWorker(ctx context.Context, locker *lock.Locker, naive *naivel
 			cancel()
 			known := err == nil || is(err, fence.ErrStale)
 			r.call("fence", fencePart, &client, in, c, retOf(known), outcomeOf(err == nil, known))
+			if pg != nil {
+				r.pgWrite(ctx, pg, pgPart, &client, r.pgRow(name), in)
+			}
+		}
+		if pg != nil {
+			r.pgRead(ctx, pg, pgPart, &client, r.pgRow(name))
 		}
 		r.read(ctx, store, "fence", fencePart, &client, key)
 
@@ -143,4 +177,29 @@ func (r *Run) read(ctx context.Context, store *fence.Store, model, part string, 
 		v, err = "", nil
 	}
 	r.call(model, part, client, Read{}, c, retOf(err == nil), ReadResult{Value: v, Outcome: outcomeOf(err == nil, err == nil)})
+}
+
+// pgWrite records a fenced UPDATE of row through pgfence (or, mutated, a
+// plain UPDATE that compares no token).
+func (r *Run) pgWrite(ctx context.Context, pg *pgfence.Store, part string, client *int, row string, in Write) {
+	c := now()
+	cctx, cancel := withTimeout(ctx)
+	var err error
+	if r.W.Mutation == FenceAcceptsAnyToken {
+		_, err = r.W.PG.Exec(cctx, "UPDATE "+pgfence.DefaultRowsTable+" SET value = $1 WHERE id = $2", in.Value, row)
+	} else {
+		err = pg.Update(cctx, r.W.PG, row, in.Value, in.Token)
+	}
+	cancel()
+	known := err == nil || is(err, pgfence.ErrStale)
+	r.call("pgfence", part, client, in, c, retOf(known), outcomeOf(err == nil, known))
+}
+
+// pgRead records a read of row.
+func (r *Run) pgRead(ctx context.Context, pg *pgfence.Store, part string, client *int, row string) {
+	c := now()
+	cctx, cancel := withTimeout(ctx)
+	v, _, err := pg.Get(cctx, r.W.PG, row)
+	cancel()
+	r.call("pgfence", part, client, Read{}, c, retOf(err == nil), ReadResult{Value: v, Outcome: outcomeOf(err == nil, err == nil)})
 }

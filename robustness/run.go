@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -18,7 +19,8 @@ type Mutation string
 
 // The mutations, each the naive version of one primitive.
 const (
-	// FenceAcceptsAnyToken writes with a plain SET: no token compared.
+	// FenceAcceptsAnyToken writes with a plain SET, and to PostgreSQL with
+	// a plain UPDATE: no token compared.
 	FenceAcceptsAnyToken Mutation = "fence that accepts any token"
 	// LockWithoutFencing is naivelock: SET NX PX and a bare DEL.
 	LockWithoutFencing Mutation = "lock without fencing (SET NX, bare DEL)"
@@ -45,6 +47,9 @@ type Workload struct {
 	// Pause is the probability that a holder pauses past its lease before
 	// its next write (a client stopped as by SIGSTOP).
 	Pause float64
+	// PG, when set, is a PostgreSQL database the lock holders also write
+	// to through pgfence, on rows of their own ("pgfence" histories).
+	PG *pgxpool.Pool
 	// Nodes, when set, are the election nodes' own connections, one per
 	// node (Names × electionNodes), each through a relay the node stalls
 	// while it pauses: its renewals stop with it, as when its process is

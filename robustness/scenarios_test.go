@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/internal/redistest/pgtest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -113,13 +115,18 @@ type plan struct {
 // runScenario runs sc under p and returns its results and its faults.
 func runScenario(t *testing.T, sc scenario, p plan, visDir string) ([]*Result, *Faults) {
 	tg := sc.setup(t, p)
+	pg, err := pgxpool.New(context.Background(), pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Close)
 	faults := NewFaults()
 	var results []*Result
 	end := time.Now().Add(p.budget)
 	next := 0
 	for i := 0; i == 0 || time.Now().Add(p.runLength/2).Before(end); i++ {
 		run := NewRun(Workload{Scenario: fmt.Sprintf("%s#%d", sc.name, i), Client: goredisadapter.New(tg.rdb), Redis: tg.rdb,
-			Names: p.names, Pause: 0.03, Faults: faults, Nodes: tg.nodes})
+			Names: p.names, Pause: 0.03, Faults: faults, Nodes: tg.nodes, PG: pg})
 		ctx, cancel := context.WithCancel(context.Background())
 		wait, err := run.Start(ctx)
 		if err != nil {
