@@ -24,7 +24,7 @@ func (r *Run) startElections(ctx context.Context, wg *sync.WaitGroup) error {
 		return err
 	}
 	for n := range r.W.Names {
-		name := fmt.Sprintf("scheduler-%d", n)
+		name := r.Name("scheduler", n)
 		key := "schedule:{" + name + "}"
 		for node := range electionNodes {
 			nc := Node{Client: r.W.Client}

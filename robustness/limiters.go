@@ -2,7 +2,6 @@ package robustness
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/redis-primitives/go/internal/redistest/naiveratelimit"
@@ -22,7 +21,7 @@ func (r *Run) startLimiters(ctx context.Context, wg *sync.WaitGroup) error {
 	naive := &naiveratelimit.SlidingWindow{Client: r.W.Redis, Limit: limitN, Window: limitWindow}
 	rule := ratelimit.SlidingLog(limitN, limitWindow)
 	for n := range r.W.Names {
-		key := fmt.Sprintf("user-%d", n)
+		key := r.Name("user", n)
 		for range limitWorkers {
 			wg.Go(func() {
 				for ctx.Err() == nil {

@@ -38,7 +38,7 @@ func (r *Run) startLocks(ctx context.Context, wg *sync.WaitGroup) error {
 		}
 	}
 	for n := range r.W.Names {
-		name := fmt.Sprintf("account-%d", n)
+		name := r.Name("account", n)
 		for w := range lockWorkers {
 			wg.Go(func() { r.lockWorker(ctx, locker, naive, store, pg, name, n*lockWorkers+w) })
 		}
@@ -57,15 +57,15 @@ func (r *Run) pgRows(ctx context.Context) (*pgfence.Store, error) {
 		return nil, err
 	}
 	for n := range r.W.Names {
-		if err := pg.Insert(ctx, r.W.PG, r.pgRow(fmt.Sprintf("account-%d", n)), "", 1); err != nil {
+		if err := pg.Insert(ctx, r.W.PG, r.pgRow(r.Name("account", n)), "", 1); err != nil {
 			return nil, err
 		}
 	}
 	return pg, nil
 }
 
-// pgRow is the PostgreSQL row of a lock name in this run.
-func (r *Run) pgRow(name string) string { return r.W.Scenario + "/" + name }
+// pgRow is the PostgreSQL row of a lock name.
+func (r *Run) pgRow(name string) string { return name }
 
 func (r *Run) lockWorker(ctx context.Context, locker *lock.Locker, naive *naivelock.Lock, store *fence.Store, pg *pgfence.Store, name string, worker int) {
 	lockPart, fencePart, pgPart := r.part("lock", name), r.part("fence", name), r.part("pgfence", name)

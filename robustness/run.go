@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,6 +104,15 @@ func (r *Run) wants(model string) bool { return len(r.W.Models) == 0 || r.W.Mode
 
 // part names a history: model, scenario, key.
 func (r *Run) part(model, key string) string { return model + "/" + r.W.Scenario + "/" + key }
+
+// Name is the name of the n-th lock ("account"), semaphore ("exports"),
+// election ("scheduler") or limited key ("user") of this run. It is the
+// run's own: a run that found the state an earlier run on the same server
+// left (a value, a mark, a live permit) would be judged against a model
+// that starts empty.
+func (r *Run) Name(kind string, n int) string {
+	return fmt.Sprintf("%s-%d.%s", kind, n, strings.NewReplacer("#", "-", "/", "-").Replace(r.W.Scenario))
+}
 
 // Start runs the clients until ctx ends; wait waits for every one of them.
 func (r *Run) Start(ctx context.Context) (wait func(), err error) {

@@ -49,13 +49,13 @@ func relayedNodes(t *testing.T, s *redistest.Server, p plan) []Node {
 type fault struct {
 	kind   string
 	loss   bool
-	inject func(t *testing.T)
+	inject func(t *testing.T, run *Run)
 }
 
 // clientKill kills every client connection for a moment: the clients'
 // default retries meet it.
 func clientKill(s *redistest.Server) fault {
-	return fault{kind: "CLIENT KILL", inject: func(t *testing.T) {
+	return fault{kind: "CLIENT KILL", inject: func(t *testing.T, _ *Run) {
 		stop := s.KillClients(t, 25*time.Millisecond)
 		time.Sleep(150 * time.Millisecond)
 		stop()
@@ -64,7 +64,7 @@ func clientKill(s *redistest.Server) fault {
 
 // freeze stops the server with SIGSTOP for longer than every lease.
 func freeze(s *redistest.Server) fault {
-	return fault{kind: "server SIGSTOP", inject: func(t *testing.T) {
+	return fault{kind: "server SIGSTOP", inject: func(t *testing.T, _ *Run) {
 		s.Freeze(t)
 		time.Sleep(time.Duration(400+rand.IntN(600)) * time.Millisecond)
 		s.Thaw(t)
@@ -72,7 +72,7 @@ func freeze(s *redistest.Server) fault {
 }
 
 func restart(s *redistest.Server, kind string, loss bool) fault {
-	return fault{kind: kind, loss: loss, inject: func(t *testing.T) { s.Restart(t) }}
+	return fault{kind: kind, loss: loss, inject: func(t *testing.T, _ *Run) { s.Restart(t) }}
 }
 
 var scenarios = []scenario{
@@ -90,16 +90,18 @@ var scenarios = []scenario{
 	{name: "sentinel", setup: func(t *testing.T, _ plan) target {
 		sen := redistest.StartSentinel(t)
 		return target{rdb: sen.Client(t), faults: []fault{
-			{kind: "Sentinel failover (SENTINEL FAILOVER)", loss: true, inject: func(t *testing.T) { sen.Failover(t) }},
-			{kind: "Sentinel failover (primary SIGKILL)", loss: true, inject: func(t *testing.T) { sen.KillPrimary(t) }},
-			{kind: "Sentinel failover (primary SIGSTOP)", loss: true, inject: func(t *testing.T) { sen.FreezePrimary(t) }},
+			{kind: "Sentinel failover (SENTINEL FAILOVER)", loss: true, inject: func(t *testing.T, _ *Run) { sen.Failover(t) }},
+			{kind: "Sentinel failover (primary SIGKILL)", loss: true, inject: func(t *testing.T, _ *Run) { sen.KillPrimary(t) }},
+			{kind: "Sentinel failover (primary SIGSTOP)", loss: true, inject: func(t *testing.T, _ *Run) { sen.FreezePrimary(t) }},
 		}}
 	}},
 	{name: "cluster", setup: func(t *testing.T, _ plan) target {
 		c := redistest.StartCluster(t)
 		var faults []fault
-		for _, key := range []string{"{account-0}", "{exports-0}", "{scheduler-0}", "{user-0}"} {
-			faults = append(faults, fault{kind: "Cluster slot migration", inject: func(t *testing.T) { c.MoveSlot(t, key, 0) }})
+		for _, kind := range []string{"account", "exports", "scheduler", "user"} {
+			faults = append(faults, fault{kind: "Cluster slot migration", inject: func(t *testing.T, run *Run) {
+				c.MoveSlot(t, "{"+run.Name(kind, 0)+"}", 0)
+			}})
 		}
 		return target{rdb: c.Client(t), faults: faults}
 	}},
@@ -140,7 +142,7 @@ func runScenario(t *testing.T, sc scenario, p plan, visDir string) ([]*Result, *
 			f := tg.faults[next%len(tg.faults)]
 			next++
 			start := now()
-			f.inject(t)
+			f.inject(t, run)
 			faults.Add(f.kind)
 			if f.loss {
 				run.H.AddLoss(f.kind, start, now())

@@ -2,7 +2,6 @@ package robustness
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -28,7 +27,7 @@ func (r *Run) startSemaphores(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 	naive := naivesemaphore.New(r.W.Redis, "naivesemaphore:")
 	for n := range r.W.Names {
-		name := fmt.Sprintf("exports-%d", n)
+		name := r.Name("exports", n)
 		for w := range semWorkers {
 			wg.Go(func() { r.semWorker(ctx, issuer, naive, name, n*semWorkers+w) })
 		}
