@@ -20,7 +20,7 @@ import (
 var (
 	verify   = flag.Bool("verify", false, "run the long form (make verify) instead of the smoke")
 	duration = flag.Duration("duration", 5*time.Minute, "with -verify: how long the fault runs take in all")
-	visDir   = flag.String("vis", "", "where the visualizations of illegal histories go (default: a new temporary directory)")
+	visDir   = flag.String("vis", "", "where the visualizations of illegal histories go (default with -verify: a new temporary directory; without it, the test's own, removed at its end)")
 	summary  = flag.String("summary", "", "write the figures of the run as JSON to this file")
 )
 
@@ -30,10 +30,15 @@ func TestMain(m *testing.M) {
 }
 
 // visualizations returns the directory for visualizations of illegal
-// histories.
+// histories: -vis, or under -verify a new temporary directory that stays
+// for the reader, or else (the smoke, in make test) the test's own, removed
+// when it ends so that no run leaves files behind.
 func visualizations(t *testing.T) string {
 	if *visDir != "" {
 		return *visDir
+	}
+	if !*verify {
+		return t.TempDir()
 	}
 	dir, err := os.MkdirTemp("", "robustness-")
 	if err != nil {
