@@ -2,13 +2,26 @@
 # Each module of the workspace is tested in its own directory, because
 # `go test ./...` at the root of a workspace with no root module fails.
 
-.PHONY: test test-quick slowest-tests release-check lint demo bench bench-server-cost experiment servers check-modules consumer try-checkout test-floors actionlint
+.PHONY: test test-quick verify slowest-tests release-check lint demo bench bench-server-cost experiment servers check-modules consumer try-checkout test-floors actionlint
 
 # Every module's tests with -race, three modules at a time; prints the wall
 # time. The tests that depend on the client run on every client, in
 # internal/clienttest (see scripts/test.sh).
 test: servers
 	scripts/test.sh
+
+# Every primitive's histories recorded under real faults (CLIENT KILL,
+# SIGSTOP of the server and of clients, restarts with and without
+# persistence, Sentinel failovers, Cluster slot migrations) and checked by
+# porcupine, and each naive version caught (robustness/, ADR 0028). About
+# 5 minutes plus start-up; VERIFY_DURATION=30m for longer. Prints a summary
+# table and writes it to test-results/verify.json; visualizations of
+# illegal histories go to a temporary directory it names (VERIFYFLAGS="-vis DIR").
+VERIFY_DURATION ?= 5m
+verify: servers
+	mkdir -p test-results
+	cd robustness && go test -count=1 -timeout 0 -v -verify -duration $(VERIFY_DURATION) \
+		-summary ../test-results/verify.json $(VERIFYFLAGS) .
 
 # The 20 slowest tests of the last make test (N=50 for more).
 N ?= 20

@@ -18,11 +18,12 @@
 # published: every module except the internal ones (internal/…: the script
 # runner, which the library modules run on and no user can import, and the
 # fixture, tagged only because the library modules' go.mod files require it
-# for their tests) and the modules below, which are programs and demos, not for import. A new module of
+# for their tests) and the modules below, which are programs, demos and the
+# robustness harness (make verify), not for import. A new module of
 # that kind goes here too; one left out is taken for a library module, and
 # `make lint` (scripts/check-modules.sh) then asks for its LICENSE and
 # CHANGELOG.md.
-unpublished="bench examples experiments"
+unpublished="bench examples experiments robustness"
 # shipped: published and the internal modules other than these, which are for
 # tests only. Those are released, floor-tested and API-checked like the
 # published ones. (The fixture is tagged, since the library modules' go.mod

@@ -26,7 +26,7 @@ start=$(date +%s)
 
 # The modules, slowest first (figures of a run on 2 cores): a slow module
 # started last would hold the run open alone.
-slow="internal/clienttest fence/pgfence lock fence ratelimit bench election examples semaphore telemetry"
+slow="internal/clienttest fence/pgfence lock fence ratelimit bench election robustness examples semaphore telemetry"
 all=$(scripts/modules.sh)
 order=()
 for d in $slow; do echo "$all" | grep -qx "$d" && order+=("$d"); done
