@@ -26,12 +26,14 @@ type Option func(*config) error
 
 // WithPrefix sets the prefix of every key the Limiter writes (default
 // DefaultPrefix); the package documentation gives the key layout. A short
-// prefix saves a few bytes on every key. It may not hold '{' or '}', which
-// would move the hash tag.
+// prefix saves a few bytes on every key. It must be non-empty, as lock's
+// and semaphore's (an empty one would put the limits among the
+// application's own keys), and may not hold '{' or '}', which would move
+// the hash tag.
 func WithPrefix(prefix string) Option {
 	return func(c *config) error {
-		if strings.ContainsAny(prefix, "{}") {
-			return fmt.Errorf("%w: prefix %q contains '{' or '}', which would move the hash tag", ErrInvalidOption, prefix)
+		if prefix == "" || strings.ContainsAny(prefix, "{}") {
+			return fmt.Errorf("%w: prefix %q must be non-empty and contain no braces", ErrInvalidOption, prefix)
 		}
 		c.prefix = prefix
 		return nil

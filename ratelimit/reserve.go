@@ -190,6 +190,10 @@ func (r *Reservation) settle(ctx context.Context, m mode, actual int) (Result, e
 	if r == nil {
 		return Result{}, fmt.Errorf("%w: nil reservation", ErrSettled)
 	}
+	if r.l == nil {
+		// A zero Reservation, not one Reserve returned: never admitted.
+		return Result{}, fmt.Errorf("%w: %s of a zero Reservation", ErrSettled, m)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {

@@ -177,6 +177,19 @@ func TestBadReservationInputIsRefusedWithATypedError(t *testing.T) {
 	}
 }
 
+// A zero Reservation (a struct field never set by Reserve) has no Limiter
+// behind it: settling it is a typed error, not a nil dereference.
+func TestSettlingAZeroReservationIsATypedErrorNotAPanic(t *testing.T) {
+	var zero ratelimit.Reservation
+	ctx := context.Background()
+	if _, err := zero.Commit(ctx, 1); !errors.Is(err, ratelimit.ErrSettled) {
+		t.Errorf("Commit of a zero Reservation: %v, want ErrSettled", err)
+	}
+	if _, err := zero.Cancel(ctx); !errors.Is(err, ratelimit.ErrSettled) {
+		t.Errorf("Cancel of a zero Reservation: %v, want ErrSettled", err)
+	}
+}
+
 // A reservation left unsettled (a crashed caller) is released by the
 // server's time: a commit after that charges nothing and says so.
 func TestCommitAfterTheExpiryChargesNothingAndSaysSo(t *testing.T) {

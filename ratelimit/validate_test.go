@@ -3,6 +3,7 @@ package ratelimit_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,16 @@ func TestBadInputIsATypedErrorWithoutARoundTrip(t *testing.T) {
 	}
 	if _, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix("x{")); !errors.Is(err, ratelimit.ErrInvalidOption) {
 		t.Errorf("New with a brace in the prefix: %v", err)
+	}
+}
+
+// An empty prefix would put every limit's keys among the application's
+// own, unmarked: refused, as lock and semaphore refuse it, in their words.
+func TestAnEmptyPrefixIsRefusedAsLockAndSemaphoreRefuseIt(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 50 * time.Millisecond})
+	defer c.Close()
+	_, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(""))
+	if !errors.Is(err, ratelimit.ErrInvalidOption) || !strings.HasSuffix(err.Error(), `prefix "" must be non-empty and contain no braces`) {
+		t.Fatalf("New(WithPrefix(\"\")): %v, want ErrInvalidOption saying what lock and semaphore say", err)
 	}
 }

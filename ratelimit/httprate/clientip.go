@@ -173,6 +173,9 @@ func (t trust) trusted(a netip.Addr) bool {
 // a trusted proxy, the hop it names before it. hops splits the header's
 // values into the nodes the proxies wrote, leftmost first.
 func (t trust) walk(r *http.Request, header string, hops func([]string) []string) (netip.Addr, error) {
+	if r == nil {
+		return netip.Addr{}, fmt.Errorf("%w: a nil request", ErrNoClientIP)
+	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr

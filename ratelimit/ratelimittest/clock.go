@@ -17,7 +17,8 @@ type Clock struct {
 	moved chan struct{} // closed and replaced on every move
 }
 
-// NewClock returns a Clock that reads t until moved.
+// NewClock returns a Clock that reads t until moved. A zero Clock reads
+// the zero time until moved.
 func NewClock(t time.Time) *Clock { return &Clock{now: t, moved: make(chan struct{})} }
 
 // Now returns the Clock's time.
@@ -45,7 +46,9 @@ func (c *Clock) Set(t time.Time) {
 
 func (c *Clock) set(t time.Time) {
 	c.now = t
-	close(c.moved)
+	if c.moved != nil { // nil in a zero Clock until a sleep waits on it
+		close(c.moved)
+	}
 	c.moved = make(chan struct{})
 }
 
@@ -53,6 +56,9 @@ func (c *Clock) set(t time.Time) {
 func (c *Clock) sleep(ctx context.Context, t time.Time) error {
 	for {
 		c.mu.Lock()
+		if c.moved == nil {
+			c.moved = make(chan struct{})
+		}
 		now, moved := c.now, c.moved
 		c.mu.Unlock()
 		if !now.Before(t) {
