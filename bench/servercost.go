@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/lock"
+	"github.com/redis-primitives/go/ratelimit"
 )
 
 // A CostCase is one operation whose server cost ServerCost measures.
@@ -208,6 +209,29 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 			}
 			cases = append(cases, cc)
 		}
+	}
+	// The batch's other flat body and its general one: a sliding counter's
+	// and a policy of two's admitted decisions from 50 goroutines, as the
+	// batched GCRA row makes GCRA's (make bench has no row for them).
+	for bi, b := range []struct {
+		name string
+		rule ratelimit.Rule
+	}{
+		{NameOursCounter + " + batching", ourRule(NameOursCounter, admitQuota)},
+		{NameOursPolicy + " + batching", ourRule(NameOursPolicy, admitQuota)},
+	} {
+		l, err := ratelimit.New(goredisadapter.New(client()), ratelimit.WithPrefix(prefix+"rlbatch"+strconv.Itoa(bi)+":"), ratelimit.WithBatching(batchSize))
+		if err != nil {
+			panic(err) // the options are constants
+		}
+		add(b.name+": admitted", nothing, func(ctx context.Context, i int) error {
+			res, err := l.Allow(ctx, key(i), b.rule)
+			if err == nil && !res.Allowed {
+				err = fmt.Errorf("%s: rejected", b.name)
+			}
+			return err
+		})
+		cases[len(cases)-1].Concurrency = 50
 	}
 	return cases, func() {
 		for _, c := range clients {
