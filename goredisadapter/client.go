@@ -17,6 +17,10 @@ import (
 // of its shards serves a key.
 var ErrRingWait = errors.New("goredisadapter: WAIT after a write is not possible on a Ring")
 
+// errZero is the error of every call on a Client that New did not make
+// (a zero Client has no go-redis client to send on).
+var errZero = errors.New("goredisadapter: a Client not made by New has no go-redis client")
+
 // Client runs the primitives' calls on a go-redis client. Make it with
 // New; it is safe for concurrent use.
 type Client struct {
@@ -51,6 +55,12 @@ func New(rdb redis.UniversalClient) *Client {
 // Eval sends calls in one pipeline (per primary on a Cluster, in parallel)
 // and sets each call's outcome: see luascripts.Client.
 func (c *Client) Eval(ctx context.Context, calls []luascripts.Call) {
+	if c.rdb == nil {
+		for i := range calls {
+			calls[i].Reply, calls[i].Err = nil, errZero
+		}
+		return
+	}
 	if c.cluster != nil && len(calls) > 1 {
 		c.evalByNode(ctx, calls)
 		return
@@ -123,8 +133,14 @@ func b2i(b bool) int {
 // of the node that serves call's first key on a Cluster, so that WAIT
 // shares the script's connection.
 func (c *Client) EvalWait(ctx context.Context, call *luascripts.Call, replicas int, timeout time.Duration) (int, error) {
+	if call == nil {
+		return 0, errors.New("goredisadapter: EvalWait of a nil call")
+	}
 	p, pooled := redis.Pipeliner(nil), false
 	switch {
+	case c.rdb == nil:
+		call.Reply, call.Err = nil, errZero
+		return 0, errZero
 	case c.ring:
 		// A Ring routes WAIT by its first argument, not by the script's
 		// key, and does not tell which shard serves a key: WAIT would
@@ -165,6 +181,9 @@ func (c *Client) EvalWait(ctx context.Context, call *luascripts.Call, replicas i
 // Subscribe subscribes with go-redis's Subscribe; see
 // luascripts.Client.
 func (c *Client) Subscribe(ctx context.Context, channel string) (<-chan struct{}, func()) {
+	if c.rdb == nil {
+		return nil, func() {} // no wake-ups: a waiter attempts at its backoff, and each attempt fails
+	}
 	ps := c.rdb.Subscribe(ctx, channel)
 	events := ps.ChannelWithSubscriptions(redis.WithChannelHealthCheckInterval(0))
 	wake := make(chan struct{}, 1)
@@ -191,6 +210,8 @@ func (c *Client) Subscribe(ctx context.Context, channel string) (<-chan struct{}
 // client's slot table; "" on one server; luascripts.ErrNoRoute on a Ring.
 func (c *Client) Primary(ctx context.Context, key string) (string, error) {
 	switch {
+	case c.rdb == nil:
+		return "", errZero
 	case c.cluster != nil:
 		node, err := c.cluster.MasterForKey(ctx, key)
 		if err != nil {
@@ -205,12 +226,18 @@ func (c *Client) Primary(ctx context.Context, key string) (string, error) {
 
 // Info returns INFO section.
 func (c *Client) Info(ctx context.Context, section string) (string, error) {
+	if c.rdb == nil {
+		return "", errZero
+	}
 	s, err := c.rdb.Info(ctx, section).Result()
 	return s, convertErr(ctx, err)
 }
 
 // ConfigGet returns CONFIG GET name.
 func (c *Client) ConfigGet(ctx context.Context, name string) (string, error) {
+	if c.rdb == nil {
+		return "", errZero
+	}
 	m, err := c.rdb.ConfigGet(ctx, name).Result()
 	if err != nil {
 		return "", convertErr(ctx, err)
@@ -224,6 +251,9 @@ func (c *Client) ConfigGet(ctx context.Context, name string) (string, error) {
 
 // Time returns the server's clock.
 func (c *Client) Time(ctx context.Context) (time.Time, error) {
+	if c.rdb == nil {
+		return time.Time{}, errZero
+	}
 	t, err := c.rdb.Time(ctx).Result()
 	return t, convertErr(ctx, err)
 }
