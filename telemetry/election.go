@@ -39,6 +39,7 @@ const (
 // fields from yours. Use one Observer per Elector, and not with
 // ElectionHook on the same Elector (each would count the transitions).
 func (t *Telemetry) Election(name string) election.Observer {
+	t.ready()
 	o := &electionObserver{t: t, name: AttrElectionName.String(name)}
 	return election.Observer{
 		OnElected: o.elected, OnDemoted: o.demoted, OnFollower: o.follower, OnLeaderChange: o.leaderChanged,
@@ -102,6 +103,7 @@ func (o *electionObserver) leaderChanged(election.LeaderInfo) {
 //
 // Use one per Elector, instead of Election's Observer.
 func (t *Telemetry) ElectionHook(name string) func(context.Context, election.Event) {
+	t.ready()
 	o := &electionObserver{t: t, name: AttrElectionName.String(name)}
 	return func(ctx context.Context, e election.Event) {
 		switch e.Op {

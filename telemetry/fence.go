@@ -41,6 +41,7 @@ type FenceWrite struct {
 // RecordFenceWrite). It sets the Store's hook (fence.WithHook): one Store
 // has one hook, and an option given after this one replaces it.
 func (t *Telemetry) Fence() fence.Option {
+	t.ready()
 	return fence.WithHook(func(ctx context.Context, e fence.Event) {
 		w := FenceWrite{Store: "redis", Operation: string(e.Op), Key: e.Key, Token: e.Token,
 			Accepted: e.Outcome == fence.OutcomeAccepted, Highest: e.Highest, Latency: e.Latency}
@@ -58,6 +59,7 @@ func (t *Telemetry) Fence() fence.Option {
 // span "fence.write" under ctx's span, as long as the write took, with the
 // tokens (and the error).
 func (t *Telemetry) RecordFenceWrite(ctx context.Context, w FenceWrite) {
+	t.ready()
 	outcome := "accepted"
 	switch {
 	case w.Err != nil:

@@ -29,6 +29,7 @@ const AttrHTTPRateOutcome = attribute.Key("httprate.outcome")
 // the limiter's own (RateLimit, on the Limiter the middleware calls) are
 // children of the request's span already.
 func (t *Telemetry) HTTPRateHook() func(ctx context.Context, e httprate.Event) {
+	t.ready()
 	return t.httpRateEvent
 }
 

@@ -29,6 +29,7 @@ const AttrHTTPSemOutcome = attribute.Key("httpsem.outcome")
 // the Issuer's own (semaphore.acquire, with Semaphore on the Issuer the
 // middleware calls) are children of the request's span already.
 func (t *Telemetry) HTTPSemHook() func(ctx context.Context, e httpsem.Event) {
+	t.ready()
 	return t.httpSemEvent
 }
 

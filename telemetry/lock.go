@@ -34,6 +34,7 @@ const (
 // It sets the Locker's hook (lock.WithHook): one Locker has one hook, and an
 // option given after this one replaces it.
 func (t *Telemetry) Lock() lock.Option {
+	t.ready()
 	return lock.WithHook(t.lockEvent)
 }
 

@@ -34,6 +34,7 @@ const (
 // It sets the Limiter's hook (ratelimit.WithHook): one Limiter has one
 // hook, and an option given after this one replaces it.
 func (t *Telemetry) RateLimit() ratelimit.Option {
+	t.ready()
 	return ratelimit.WithHook(t.rateLimitEvent)
 }
 

@@ -40,6 +40,7 @@ const (
 // (semaphore.WithHook): one Issuer has one hook, and an option given after
 // this one replaces it.
 func (t *Telemetry) Semaphore() semaphore.Option {
+	t.ready()
 	return semaphore.WithHook(t.semaphoreEvent)
 }
 

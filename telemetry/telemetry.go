@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -84,7 +85,13 @@ func WithKeys() Option {
 // semaphore and its middleware httpsem, fence, pgfence (through package
 // pgfencetel) and election into OpenTelemetry metrics and spans.
 // Make one per process and share it; it is safe for concurrent use.
+//
+// The zero Telemetry works: at its first use it records to the global
+// providers (otel.GetMeterProvider, otel.GetTracerProvider), as New() with
+// no options does, and passes an instrument the global meter refuses to
+// otel.Handle. Use New to choose the providers and options.
 type Telemetry struct {
+	once   sync.Once // the instruments are made once, by New or at first use
 	cfg    config
 	tracer trace.Tracer
 
@@ -133,6 +140,28 @@ func New(opts ...Option) (*Telemetry, error) {
 			return nil, err
 		}
 	}
+	t := new(Telemetry)
+	var err error
+	t.once.Do(func() { err = t.setup(cfg) })
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// ready makes the instruments of a zero Telemetry, at its first use.
+func (t *Telemetry) ready() *Telemetry {
+	t.once.Do(func() {
+		if err := t.setup(config{}); err != nil {
+			otel.Handle(err)
+		}
+	})
+	return t
+}
+
+// setup makes the instruments with cfg's providers, the global ones for
+// those not set.
+func (t *Telemetry) setup(cfg config) error {
 	if cfg.mp == nil {
 		cfg.mp = otel.GetMeterProvider()
 	}
@@ -140,7 +169,7 @@ func New(opts ...Option) (*Telemetry, error) {
 		cfg.tp = otel.GetTracerProvider()
 	}
 	m := cfg.mp.Meter(ScopeName)
-	t := &Telemetry{cfg: cfg, tracer: cfg.tp.Tracer(ScopeName)}
+	t.cfg, t.tracer = cfg, cfg.tp.Tracer(ScopeName)
 	var errs []error
 	hist := func(name, desc string) metric.Float64Histogram {
 		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
@@ -184,9 +213,9 @@ func New(opts ...Option) (*Telemetry, error) {
 		metric.WithDescription("1 while this node leads the election, else 0."))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("telemetry: instruments: %w", err)
+		return fmt.Errorf("telemetry: instruments: %w", err)
 	}
-	return t, nil
+	return nil
 }
 
 // secondsBuckets suit calls of tens of microseconds (a lock round trip)
