@@ -134,6 +134,9 @@ func (k *Keeper) Err() error {
 // returns Err. It does not release the lock. It is safe to call more than
 // once.
 func (k *Keeper) Stop() error {
+	if k.done == nil {
+		return fmt.Errorf("%w: a Keeper not made by Keep", ErrInvalidLease)
+	}
 	k.once.Do(func() { close(k.halt) })
 	<-k.done
 	k.cancel(context.Canceled)

@@ -52,6 +52,9 @@ func (r Report) OK() bool { return len(r.Problems) == 0 }
 // as every primitive's Preflight does: check those settings by hand.
 func (l *Locker) Preflight(ctx context.Context) (Report, error) {
 	var r Report
+	if l == nil || l.client == nil {
+		return r, ErrNilClient
+	}
 	version, scriptsRun, err := luascripts.ServerVersion(ctx, l.client)
 	if err != nil {
 		return r, wrap(ctx, "preflight", "INFO", err)

@@ -55,6 +55,9 @@ func (r Report) OK() bool { return len(r.Problems) == 0 }
 // (older than 7.0) makes it return an error matching ErrRedisTooOld.
 func (l *Limiter) Preflight(ctx context.Context) (Report, error) {
 	var r Report
+	if l == nil || l.client == nil {
+		return r, ErrNilClient
+	}
 	version, scriptsRun, err := luascripts.ServerVersion(ctx, l.client)
 	if err != nil {
 		return r, preflightError(ctx, "INFO", err)

@@ -69,6 +69,9 @@ func (k *Keeper) Context() context.Context { return k.ctx }
 // ErrPermitLost and either ErrNotHeld or ErrDeadline), or nil. It does not
 // release the permit. It is safe to call more than once.
 func (k *Keeper) Stop() error {
+	if k.exited == nil {
+		return fmt.Errorf("%w: a Keeper not made by Keep", ErrInvalidPermit)
+	}
 	k.once.Do(func() { close(k.quit) })
 	<-k.exited
 	k.cancel(context.Canceled)

@@ -50,6 +50,9 @@ func (r Report) OK() bool { return len(r.Problems) == 0 }
 // as every primitive's Preflight does: check those settings by hand.
 func (s *Issuer) Preflight(ctx context.Context) (Report, error) {
 	var r Report
+	if s == nil || s.client == nil {
+		return r, ErrNilClient
+	}
 	version, scriptsRun, err := luascripts.ServerVersion(ctx, s.client)
 	if err != nil {
 		return r, netErr(ctx, "preflight", "INFO", err)
