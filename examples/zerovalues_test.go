@@ -96,6 +96,23 @@ func TestNoExportedMethodOrFunctionPanicsOnZeroValues(t *testing.T) {
 	t.Logf("%d methods and functions called on zero values", calls)
 }
 
+// zeroArgs returns the zero value of each of ft's parameters but a
+// variadic one, and ctx for a context.Context.
+func zeroArgs(ft reflect.Type, ctx context.Context) []reflect.Value {
+	var args []reflect.Value
+	for i := range ft.NumIn() {
+		in := ft.In(i)
+		switch {
+		case ft.IsVariadic() && i == ft.NumIn()-1:
+		case in == reflect.TypeFor[context.Context]():
+			args = append(args, reflect.ValueOf(ctx))
+		default:
+			args = append(args, reflect.Zero(in))
+		}
+	}
+	return args
+}
+
 // callNoPanic calls f with the zero value of each parameter (a context
 // that ends within a second for a context.Context), and everything it
 // returns that is a func is called too, in the same way.
@@ -103,20 +120,7 @@ func callNoPanic(t *testing.T, name string, f reflect.Value) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	ctxType := reflect.TypeFor[context.Context]()
-	var args []reflect.Value
-	ft := f.Type()
-	for i := range ft.NumIn() {
-		in := ft.In(i)
-		if ft.IsVariadic() && i == ft.NumIn()-1 {
-			break
-		}
-		if in == ctxType {
-			args = append(args, reflect.ValueOf(ctx))
-			continue
-		}
-		args = append(args, reflect.Zero(in))
-	}
+	args := zeroArgs(f.Type(), ctx)
 	var out []reflect.Value
 	func() {
 		defer func() {
@@ -231,14 +235,15 @@ func TestEveryOptionOfZeroArgumentsIsRefusedOrWorks(t *testing.T) {
 	ctx := context.Background()
 	zero := func(f any) any {
 		rv := reflect.ValueOf(f)
-		var args []reflect.Value
-		for i := range rv.Type().NumIn() {
-			if rv.Type().IsVariadic() && i == rv.Type().NumIn()-1 {
-				break
-			}
-			args = append(args, reflect.Zero(rv.Type().In(i)))
+		return rv.Call(zeroArgs(rv.Type(), ctx))[0].Interface()
+	}
+	lockPair := func(l *lock.Locker) error {
+		lease, err := l.Acquire(ctx, "zero", time.Second)
+		if err != nil {
+			return err
 		}
-		return rv.Call(args)[0].Interface()
+		_, err = l.Release(ctx, lease)
+		return err
 	}
 	try := func(name string, use func() error) {
 		t.Helper()
@@ -258,12 +263,7 @@ func TestEveryOptionOfZeroArgumentsIsRefusedOrWorks(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			lease, err := l.Acquire(ctx, "zero", time.Second)
-			if err != nil {
-				return err
-			}
-			_, err = l.Release(ctx, lease)
-			return err
+			return lockPair(l)
 		})
 	}
 	for _, f := range []any{semaphore.WithHook, semaphore.WithLogger, semaphore.WithOwner, semaphore.WithPrefix,
@@ -312,12 +312,7 @@ func TestEveryOptionOfZeroArgumentsIsRefusedOrWorks(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			lease, err := l.Acquire(ctx, "zero", time.Second)
-			if err != nil {
-				return err
-			}
-			_, err = l.Release(ctx, lease)
-			return err
+			return lockPair(l)
 		})
 	}
 	for _, f := range []any{pgfence.WithHook, pgfence.WithLogger, pgfence.WithMarksTable, pgfence.WithRowsTable} {

@@ -86,7 +86,14 @@ func TestEveryPrimitiveReportsARefusedRedisWithinTheReadmesBoundWithTheDialError
 			// while its Redis is down: go-redis answers at once, with the
 			// last dial error, only once its pool has failed PoolSize
 			// dials.
-			names := []string{"lock.Acquire", "semaphore.Acquire", "fence.Set", "ratelimit.Allow", "ratelimit.Reserve", "election.Leader"}
+			// The calls' names, from a client never used: each call then
+			// runs on a client of its own.
+			unused := redis.NewClient(&redis.Options{Addr: addr})
+			var names []string
+			for name := range downCalls(t, goredisadapter.New(unused)) {
+				names = append(names, name)
+			}
+			_ = unused.Close()
 			var wg sync.WaitGroup
 			for _, name := range names {
 				wg.Go(func() {
