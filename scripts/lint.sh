@@ -8,6 +8,7 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; status=1
 fi
 scripts/gen-valkeyadapter.sh --check || status=1
+(cd ratelimit && go run ./internal/luagen -check) || status=1
 for dir in $(scripts/modules.sh); do
 	echo "== $dir"
 	(cd "$dir" && go vet ./...) || status=1

@@ -33,7 +33,7 @@ func electionBaseConfig(s *redistest.Server, name, node string, ttl, renew time.
 	}
 }
 
-// electionEvent is one Observer call, with when it happened.
+// electionEvent is one transition or failed attempt a Hook was told of, with when it happened.
 type electionEvent struct {
 	kind   string // "elected", "demoted", "follower", "leader", "failed"
 	epoch  int64
@@ -45,7 +45,7 @@ type electionEvent struct {
 	at     time.Time
 }
 
-// electionRecorder records Observer calls.
+// electionRecorder records what a Hook is told.
 type electionRecorder struct {
 	mu     sync.Mutex
 	events []electionEvent
@@ -58,17 +58,22 @@ func (r *electionRecorder) add(e electionEvent) {
 	r.mu.Unlock()
 }
 
-func (r *electionRecorder) observer() election.Observer {
-	return election.Observer{
-		OnElected: func(epoch int64) { r.add(electionEvent{kind: "elected", epoch: epoch}) },
-		OnDemoted: func(epoch int64, reason election.Reason, held time.Duration) {
-			r.add(electionEvent{kind: "demoted", epoch: epoch, reason: reason, held: held})
-		},
-		OnFollower:     func(l election.LeaderInfo) { r.add(electionEvent{kind: "follower", leader: l}) },
-		OnLeaderChange: func(l election.LeaderInfo) { r.add(electionEvent{kind: "leader", leader: l, epoch: l.Epoch}) },
-		OnAttemptFailed: func(err error, gaveUp bool) {
-			r.add(electionEvent{kind: "failed", err: err, gaveUp: gaveUp})
-		},
+// hook records the transitions and failed attempts a Config.Hook is told
+// of: a failed attempt as Run saw it, unless Run's context ended it.
+func (r *electionRecorder) hook() func(context.Context, election.Event) {
+	return func(ctx context.Context, e election.Event) {
+		switch {
+		case e.Op == "elected":
+			r.add(electionEvent{kind: "elected", epoch: e.Epoch})
+		case e.Op == "demoted":
+			r.add(electionEvent{kind: "demoted", epoch: e.Epoch, reason: e.Reason, held: e.Held})
+		case e.Op == "follower":
+			r.add(electionEvent{kind: "follower", leader: e.Leader})
+		case e.Op == "leader_change":
+			r.add(electionEvent{kind: "leader", leader: e.Leader, epoch: e.Leader.Epoch})
+		case e.Op == "attempt" && e.Outcome == "error" && ctx.Err() == nil:
+			r.add(electionEvent{kind: "failed", err: e.Err, gaveUp: e.GaveUp})
+		}
 	}
 }
 
@@ -110,7 +115,12 @@ type electionNode struct {
 func startElectionNode(t testing.TB, c election.Client, cfg election.Config, fn func(context.Context, election.Term) error) *electionNode {
 	t.Helper()
 	n := &electionNode{rec: &electionRecorder{}, done: make(chan error, 1)}
-	cfg.Observer = n.rec.observer()
+	if own := cfg.Hook; own != nil {
+		rec := n.rec.hook()
+		cfg.Hook = func(ctx context.Context, e election.Event) { own(ctx, e); rec(ctx, e) }
+	} else {
+		cfg.Hook = n.rec.hook()
+	}
 	e, err := election.New(c, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +159,7 @@ func (n *electionNode) stop() error {
 }
 
 // electionWaitFor polls cond until it holds, or fails t after within.
-// Timings are taken where things happen (Observer callbacks), not here.
+// Timings are taken where things happen (Hook calls), not here.
 func electionWaitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)

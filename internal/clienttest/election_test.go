@@ -155,7 +155,21 @@ func TestElectionCleanHandoverOnStopTakesFarLessThanTheTTL(t *testing.T) {
 		const ttl, renew = 2 * time.Second, 500 * time.Millisecond
 		var ds []time.Duration
 		for i := range 7 {
-			d, old, next := electionHandover(t, k, s, fmt.Sprintf("handover-%d", i), ttl, renew)
+			// A round late only by what the machine held this process back
+			// (a timer of the test's own fired as late) is tried again.
+			var (
+				d         time.Duration
+				old, next int64
+			)
+			for attempt := 1; ; attempt++ {
+				pauses := redistest.WatchPauses()
+				d, old, next = electionHandover(t, k, s, fmt.Sprintf("handover-%d-%d", i, attempt), ttl, renew)
+				paused := pauses.Stop()
+				if d <= ttl/10 || paused < d-ttl/10 || attempt == 3 {
+					break
+				}
+				t.Logf("round %d: handover took %v while the process paused %v; again", i, d, paused)
+			}
 			if next <= old {
 				t.Errorf("round %d: new epoch %d not above the old %d", i, next, old)
 			}
@@ -194,7 +208,7 @@ func TestElectionThroughSentinelLeadsAgainAfterEachFailoverWithinOneTTL(t *testi
 		for i := range 3 {
 			e, err := election.New(k.failover(t, sen), election.Config{
 				Name: "sentinel", NodeID: fmt.Sprintf("n%d", i), TTL: ttl, RenewInterval: renew,
-				RetryInterval: renew, Observer: rec.observer(),
+				RetryInterval: renew, Hook: rec.hook(),
 			})
 			if err != nil {
 				t.Fatal(err)

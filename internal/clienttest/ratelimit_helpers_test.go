@@ -215,12 +215,16 @@ func rateLimitRoutes(ctx context.Context, client luascripts.Client) bool {
 }
 
 // rateLimitDecisionsIn returns the decisions a batch.lua call's arguments
-// carry: per decision m, m keys, n, mode, pinned time and m limits.
+// carry: per decision its head, whose first byte is m, and its m keys.
 func rateLimitDecisionsIn(args []any) int {
 	n := 0
 	for j := 0; j < len(args); n++ {
-		m, _ := args[j].(int)
-		j += 2*m + 4
+		head, _ := args[j].(string)
+		m := 0
+		if head != "" {
+			m = int(head[0])
+		}
+		j += 1 + m
 	}
 	return n
 }
@@ -311,7 +315,7 @@ func rateLimitServe(t *testing.T, l *ratelimit.Limiter, cfg httprate.Config) *ra
 	cfg.Limiter = l
 	var err error
 	if cfg.Key == nil {
-		cfg.Key, err = httprate.ClientIP()
+		cfg.Key, err = httprate.ClientIP(httprate.ClientIPConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -264,17 +264,17 @@ func TestRateLimitAllowThatTimedOutOnAFrozenServerStillConsumesQuotaOnceItWakes(
 func TestRateLimitHTTPRateMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *testing.T) {
 	eachClient(t, func(t *testing.T, k kind) {
 		const timeout = 150 * time.Millisecond
-		for _, mode := range []httprate.Unavailable{httprate.FailOpen, httprate.FailClosed} {
-			name := map[httprate.Unavailable]string{httprate.FailOpen: "fail-open", httprate.FailClosed: "fail-closed"}[mode]
+		for _, failClosed := range []bool{false, true} {
+			name := map[bool]string{false: "fail-open", true: "fail-closed"}[failClosed]
 			t.Run(name, func(t *testing.T) {
 				s := redistest.Start(t, redistest.Own())
 				// The kind's client honours the context's deadline on the
 				// socket (go-redis: ContextTimeoutEnabled; without it, it
 				// waits out ReadTimeout, measured: 5s).
 				sv := rateLimitServe(t, rateLimitNew(t, k.server(t, s), ratelimit.WithPrefix(s.Prefix()+"rl:")), httprate.Config{
-					Policy:      ratelimit.Policy{ratelimit.SlidingLog(100, time.Minute)},
-					Timeout:     timeout,
-					Unavailable: mode,
+					Policy:     ratelimit.Policy{ratelimit.SlidingLog(100, time.Minute)},
+					Timeout:    timeout,
+					FailClosed: failClosed,
 				})
 				if resp, _ := rateLimitGet(t, sv.srv.URL); resp.StatusCode != http.StatusOK {
 					t.Fatalf("before the freeze: %s", resp.Status)
@@ -294,12 +294,12 @@ func TestRateLimitHTTPRateMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *
 				if !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("Hook got %v, want a deadline error", err)
 				}
-				switch mode {
-				case httprate.FailOpen:
+				switch failClosed {
+				case false:
 					if resp.StatusCode != http.StatusOK || string(body) != "ok" || resp.Header.Get("RateLimit") != "" {
 						t.Fatalf("fail-open: %s %q RateLimit=%q; want the handler's 200 without rate-limit fields", resp.Status, body, resp.Header.Get("RateLimit"))
 					}
-				case httprate.FailClosed:
+				case true:
 					if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Content-Type") != "application/problem+json" {
 						t.Fatalf("fail-closed: %s %s, want 503 problem+json", resp.Status, resp.Header.Get("Content-Type"))
 					}

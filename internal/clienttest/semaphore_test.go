@@ -313,16 +313,17 @@ func TestSemaphoreAcquireWaitEndsWithItsContextAndLeavesNoSubscription(t *testin
 }
 
 // With Redis frozen the middleware answers within its Timeout: serving the
-// request unlimited (FailOpen) or refusing it with 503 (FailClosed). (Of
-// package httpsem: the answer's time is the client's, which must end a
-// call at its context's deadline while the server is frozen.)
+// request unlimited (failing open, the default) or refusing it with 503
+// (FailClosed). (Of package httpsem: the answer's time is the client's,
+// which must end a call at its context's deadline while the server is
+// frozen.)
 func TestSemaphoreHTTPSemMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *testing.T) {
 	eachClient(t, func(t *testing.T, k kind) {
 		s := redistest.Start(t, redistest.Own())
 		i := newSemIssuer(t, k.server(t, s), s)
 		const timeout = 150 * time.Millisecond
 		ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-		var decisions []httpsem.Outcome
+		var decisions []string
 		var mu sync.Mutex
 		record := func(_ context.Context, e httpsem.Event) {
 			mu.Lock()
@@ -330,7 +331,7 @@ func TestSemaphoreHTTPSemMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *t
 			mu.Unlock()
 		}
 		open := newSemHTTPServer(t, httpsem.Config{Issuer: i, Key: semByHeader, Capacity: 1, Timeout: timeout, Hook: record}, ok)
-		closed := newSemHTTPServer(t, httpsem.Config{Issuer: i, Key: semByHeader, Capacity: 1, Timeout: timeout, Unavailable: httpsem.FailClosed, Hook: record}, ok)
+		closed := newSemHTTPServer(t, httpsem.Config{Issuer: i, Key: semByHeader, Capacity: 1, Timeout: timeout, FailClosed: true, Hook: record}, ok)
 		// One request first, so the server has the scripts, as one in use does:
 		// the acquires sent while it is frozen then run when it wakes.
 		warm := semGet(t, open.URL, "warm")
@@ -359,7 +360,7 @@ func TestSemaphoreHTTPSemMiddlewareAnswersWithinTheTimeoutWhenRedisIsFrozen(t *t
 				t.Fatalf("%d after %v, want %d within the timeout %v", res.StatusCode, took, tc.want, timeout)
 			}
 		}
-		if len(decisions) != 2 || decisions[0] != httpsem.OutcomeFailedOpen || decisions[1] != httpsem.OutcomeFailedClosed {
+		if len(decisions) != 2 || decisions[0] != "failed_open" || decisions[1] != "failed_closed" {
 			t.Fatalf("decisions %v", decisions)
 		}
 		// The timed-out acquires run when the server wakes (the first is

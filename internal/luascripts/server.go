@@ -14,15 +14,13 @@ import (
 // and whether it runs the primitives' scripts: Redis 7.0 or later.
 func ServerVersion(ctx context.Context, c Client) (version string, scriptsRun bool, err error) {
 	info, err := c.Info(ctx, "server")
+	if msg, refused := ReplyMessage(err); refused && !strings.HasPrefix(msg, "NOPERM") {
+		return "", false, fmt.Errorf("INFO server: %w (the checks need a server that reports its version; an emulator such as miniredis does not)", err)
+	}
 	if err != nil {
 		return "", false, err
 	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			version = v
-			break
-		}
-	}
+	version = infoField(info, "redis_version")
 	major, _, _ := strings.Cut(version, ".")
 	n, _ := strconv.Atoi(major)
 	return version, n >= 7, nil

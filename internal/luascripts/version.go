@@ -30,8 +30,16 @@ func CheckVersion(err error) error {
 			return fmt.Errorf("%w: %w", ErrRedisTooOld, err)
 		}
 	}
-	if strings.Contains(msg, "unexpected symbol near '#'") {
+	// Redis 6 and the emulators that parse scripts as it does (miniredis's
+	// Lua says "line:1(column:1) near '#': syntax error") stop at the flags.
+	if strings.Contains(msg, "unexpected symbol near '#'") ||
+		strings.Contains(msg, "near '#':") && strings.Contains(msg, "syntax error") {
 		return fmt.Errorf("%w: %w", ErrRedisTooOld, err)
+	}
+	for _, lib := range []string{"struct", "cjson", "cmsgpack", "bit"} {
+		if strings.Contains(msg, "nonexistent global variable '"+lib+"'") {
+			return fmt.Errorf("the server's Lua has no %s library, which every Redis has (an emulator such as miniredis runs only some scripts): %w", lib, err)
+		}
 	}
 	return err
 }

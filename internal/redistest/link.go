@@ -28,7 +28,8 @@ type Relay struct {
 
 	mu      sync.Mutex
 	stalled bool
-	closed  bool // set by Close: accept drops a connection it dialed after
+	held    map[net.Conn]bool // the connections StallOpen stalled
+	closed  bool              // set by Close: accept drops a connection it dialed after
 	cond    *sync.Cond
 	conns   []net.Conn
 	wg      sync.WaitGroup
@@ -111,7 +112,7 @@ func (r *Relay) pipe(dst, src net.Conn) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			r.mu.Lock()
-			for r.stalled {
+			for r.stalled || r.held[src] || r.held[dst] {
 				r.cond.Wait()
 			}
 			r.mu.Unlock()
@@ -129,12 +130,30 @@ func (r *Relay) pipe(dst, src net.Conn) {
 // arrives meanwhile is held, not dropped.
 func (r *Relay) Stall() { r.setStalled(true) }
 
+// StallOpen stops forwarding on the connections open now, in both
+// directions, until Resume or Close; connections made after it forward as
+// before. It is a path that fails for the connections on it while a new
+// connection gets through: what a client sent on an old connection (held,
+// as TCP retransmits it) reaches the server after what it sends on a new
+// one.
+func (r *Relay) StallOpen() {
+	r.mu.Lock()
+	r.held = make(map[net.Conn]bool, len(r.conns))
+	for _, c := range r.conns {
+		r.held[c] = true
+	}
+	r.mu.Unlock()
+}
+
 // Resume forwards again, what was held first.
 func (r *Relay) Resume() { r.setStalled(false) }
 
 func (r *Relay) setStalled(stalled bool) {
 	r.mu.Lock()
 	r.stalled = stalled
+	if !stalled {
+		r.held = nil
+	}
 	r.cond.Broadcast()
 	r.mu.Unlock()
 }
@@ -146,6 +165,7 @@ func (r *Relay) Close() {
 	r.mu.Lock()
 	r.closed = true
 	r.stalled = false
+	r.held = nil
 	r.cond.Broadcast()
 	for _, c := range r.conns {
 		c.Close()

@@ -270,6 +270,55 @@ func TestStalledRelayHoldsEveryByteUntilResumed(t *testing.T) {
 	}
 }
 
+// StallOpen holds what the connections open then carry, while a new
+// connection gets through at once: a command sent on the old one reaches
+// the server after the new one's, on Resume.
+func TestStallOpenHoldsTheOldConnectionsWhileANewOneGetsThrough(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	r := redistest.StartRelay(t, s.Addr())
+	dial := func() (net.Conn, func(time.Duration) (string, error)) {
+		conn, err := net.Dial("tcp", r.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn, func(wait time.Duration) (string, error) {
+			_ = conn.SetReadDeadline(time.Now().Add(wait))
+			buf := make([]byte, 64)
+			n, err := conn.Read(buf)
+			return string(buf[:n]), err
+		}
+	}
+	old, readOld := dial()
+	if _, err := old.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readOld(5 * time.Second); err != nil || got != "+PONG\r\n" {
+		t.Fatalf("through the relay: %q, %v", got, err)
+	}
+	r.StallOpen()
+	if _, err := old.Write([]byte("SET k old\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	fresh, readFresh := dial()
+	if _, err := fresh.Write([]byte("SET k new\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readFresh(5 * time.Second); err != nil || got != "+OK\r\n" {
+		t.Fatalf("a connection made after StallOpen: %q, %v", got, err)
+	}
+	if got, err := readOld(200 * time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the stalled connection answered %q, %v", got, err)
+	}
+	r.Resume()
+	if got, err := readOld(5 * time.Second); err != nil || got != "+OK\r\n" {
+		t.Fatalf("after Resume: %q, %v; want the held command's reply", got, err)
+	}
+	if got := s.Client(t).Get(context.Background(), "k").Val(); got != "old" {
+		t.Fatalf("k is %q: the held SET should have run after the new connection's", got)
+	}
+}
+
 // make bench-server-cost runs redis-server under valgrind through
 // LaunchUnder: the wrapper must really run it (here a shell that leaves a
 // mark and execs it, so the pid stays the server's), the server must
@@ -389,5 +438,41 @@ func TestRedis62RelayAnswersWhat62RefusesAs62Does(t *testing.T) {
 	}
 	if m, err := sub.ReceiveMessage(ctx); err != nil || m.Payload != "hi" {
 		t.Errorf("message through a subscribed connection: %v, %v", m, err)
+	}
+}
+
+// A process stopped for 100ms (SIGSTOP, then SIGCONT from a shell started
+// before) shows a pause at least that long: what a machine too busy to
+// schedule the tests does to them. A watch that saw as long a pause before
+// the stop would prove nothing: it is started again (at most three times).
+func TestPausesSeeTheProcessStopped(t *testing.T) {
+	var p *redistest.Pauses
+	for attempt := 1; ; attempt++ {
+		p = redistest.WatchPauses()
+		time.Sleep(20 * time.Millisecond)
+		before := p.Longest()
+		if before < 90*time.Millisecond {
+			break
+		}
+		p.Stop()
+		if attempt == 3 {
+			t.Fatalf("the machine paused this process %v before the stop, three times", before)
+		}
+	}
+	cont := exec.Command("sh", "-c", "sleep 0.1; kill -CONT "+strconv.Itoa(os.Getpid()))
+	if err := cont.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if err := cont.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	got := p.Stop()
+	t.Logf("longest pause %v across a 100ms stop", got)
+	if got < 90*time.Millisecond {
+		t.Fatalf("longest pause %v across a 100ms stop", got)
 	}
 }

@@ -220,6 +220,10 @@ func (s *Sentinel) server(t testing.TB, addr string) *Server {
 type Failover struct {
 	Old, New *Server
 	Took     time.Duration
+	// Behind is, after KillPrimaryLagging, how far the promoted replica
+	// was behind the old primary when it was killed: bytes of the
+	// replication stream (master_repl_offset) it never received.
+	Behind int64
 }
 
 // Failover asks a sentinel for a failover (SENTINEL FAILOVER, which needs no
@@ -273,18 +277,95 @@ func (s *Sentinel) KillPrimary(t testing.TB) Failover {
 func (s *Sentinel) KillPrimaryThawing(t testing.TB, frozen ...*Server) Failover {
 	t.Helper()
 	return s.fault(t, "SIGKILL", func(ctx context.Context, old *Server) error {
-		if err := old.process(t, "KillPrimaryThawing").Kill(); err != nil {
-			return err
-		}
-		for _, r := range frozen {
-			if err := r.process(t, "KillPrimaryThawing").Thaw(); err != nil {
-				return err
-			}
-		}
-		return nil
+		return killThawing(t, "KillPrimaryThawing", old, frozen)
 	}, func(old, primary *Server) error {
 		return s.restartAsReplica(old, primary)
 	})
+}
+
+// killThawing kills the primary old, then thaws the frozen replicas.
+func killThawing(t testing.TB, op string, old *Server, frozen []*Server) error {
+	if err := old.process(t, op).Kill(); err != nil {
+		return err
+	}
+	for _, r := range frozen {
+		if err := r.process(t, op).Thaw(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KillPrimaryLagging makes Sentinel promote a replica that certainly lags:
+// it stops both replicas (SIGSTOP) and closes their links on the primary
+// (CLIENT KILL TYPE replica), so that nothing the primary accepts from then
+// on reaches them; it runs during, while the primary alone takes writes;
+// then it kills the primary and resumes the replicas, which find no
+// primary to catch up from, and waits until Sentinel promotes one. The
+// killed server is restarted empty as a replica of the new primary, as
+// KillPrimary does. Failover.Behind is the promoted replica's lag.
+func (s *Sentinel) KillPrimaryLagging(t testing.TB, during func()) Failover {
+	t.Helper()
+	var cut, behind int64 // the old primary's offset when it is killed; the lag
+	fo := s.fault(t, "lagging SIGKILL", func(ctx context.Context, old *Server) error {
+		var replicas []*Server
+		for _, d := range s.data {
+			if d != old {
+				replicas = append(replicas, d)
+				if err := d.process(t, "KillPrimaryLagging").Freeze(); err != nil {
+					return err
+				}
+			}
+		}
+		c := redis.NewClient(&redis.Options{Addr: old.addr, DisableIdentity: true})
+		defer c.Close()
+		if err := c.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
+			return err
+		}
+		for {
+			info, err := c.Info(ctx, "replication").Result()
+			if err == nil && strings.Contains(info, "connected_slaves:0") {
+				break
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("replicas still linked: %v", err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		during()
+		var err error
+		if cut, err = replOffset(ctx, c, "master_repl_offset"); err != nil {
+			return err
+		}
+		return killThawing(t, "KillPrimaryLagging", old, replicas)
+	}, func(old, primary *Server) error {
+		// A promoted replica starts a new replication history at the
+		// offset it had reached, plus one (second_repl_offset).
+		c := redis.NewClient(&redis.Options{Addr: primary.addr, DisableIdentity: true})
+		defer c.Close()
+		at, err := replOffset(context.Background(), c, "second_repl_offset")
+		if err != nil {
+			return err
+		}
+		behind = cut - (at - 1)
+		return s.restartAsReplica(old, primary)
+	})
+	fo.Behind = behind
+	return fo
+}
+
+// replOffset reads one offset of INFO replication.
+func replOffset(ctx context.Context, c *redis.Client, field string) (int64, error) {
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s in INFO replication", field)
 }
 
 // FreezePrimary stops the primary with SIGSTOP, holds it frozen until the

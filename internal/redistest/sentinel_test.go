@@ -68,3 +68,37 @@ func TestSentinelFailsOverOnCommandKillAndFreezeAndTheClientFollows(t *testing.T
 		}
 	}
 }
+
+// A promotion of a lagging replica loses what the old primary acknowledged
+// while its replicas were cut off, and the fault measures by how much.
+func TestKillPrimaryLaggingPromotesAReplicaThatLacksTheLastAcknowledgedWrites(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	c := s.Client(t)
+	ctx := context.Background()
+	if err := c.Set(ctx, "before", "kept", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Primary(t).Client(t).Do(ctx, "WAIT", 2, 5000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const writes = 100
+	fo := s.KillPrimaryLagging(t, func() {
+		for i := range writes {
+			if err := c.Set(ctx, "during", i, 0).Err(); err != nil {
+				t.Errorf("a write to the primary while its replicas are cut off: %v", err)
+				return
+			}
+		}
+	})
+	direct := fo.New.Client(t)
+	kept, _ := direct.Get(ctx, "before").Result()
+	n, err := direct.Exists(ctx, "during").Result()
+	t.Logf("promoted %s in %v, %d bytes of replication behind the killed primary; before = %q, during exists = %d",
+		fo.New.Addr(), fo.Took.Round(time.Millisecond), fo.Behind, kept, n)
+	if err != nil || kept != "kept" || n != 0 {
+		t.Fatalf("the promoted replica holds before = %q, during exists = %d (%v): want the write before the cut only", kept, n, err)
+	}
+	if fo.Behind <= 0 {
+		t.Fatalf("Behind = %d: the promoted replica was meant to lag", fo.Behind)
+	}
+}
