@@ -83,9 +83,13 @@ func electionPaths(ctx context.Context, admin *redis.Client, c election.Client, 
 	start := func(id string) (*node, error) {
 		n := &node{elected: make(chan int64, 4), follows: make(chan struct{}, 4), wrote: make(chan error, 4), done: make(chan error, 1)}
 		cfg := election.Config{Name: "job", NodeID: id, TTL: ttl, RenewInterval: renew, RetryInterval: renew, Prefix: prefix,
-			Observer: election.Observer{
-				OnElected:  func(epoch int64) { n.elected <- epoch },
-				OnFollower: func(election.LeaderInfo) { n.follows <- struct{}{} },
+			Hook: func(_ context.Context, e election.Event) {
+				switch e.Op {
+				case "elected":
+					n.elected <- e.Epoch
+				case "follower":
+					n.follows <- struct{}{}
+				}
 			}}
 		e, err := election.New(c, cfg)
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 // A leader stops and releases; how long until the follower is elected.
 // Each iteration sets up two fresh nodes with the timer stopped; the
 // reported handover-ms is measured from the stop to the follower's
-// OnElected.
+// "elected" Event.
 func BenchmarkHandover(b *testing.B) {
 	s := redistest.Start(b)
 	var total time.Duration

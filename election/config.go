@@ -32,12 +32,12 @@ type Config struct {
 	// leadership uses the same Name (and Prefix). It must not be empty or
 	// start with '}', as package lock requires of a lock's name.
 	Name string
-	// NodeID identifies this node to the others (Leader, OnFollower). The
+	// NodeID identifies this node to the others (Leader, Event.Leader). The
 	// default is the host name and a random suffix. It labels; it does not
 	// decide: two nodes with the same NodeID still exclude each other.
 	NodeID string
 	// Value is published with this node's leadership while it leads, for
-	// followers to read through Leader and OnLeaderChange: typically the
+	// followers to read through Leader and a "leader_change" Event: typically the
 	// address at which the leader serves (etcd's Campaign value). It is
 	// stored with the lease, so it changes with the leader atomically.
 	// Default empty.
@@ -77,18 +77,20 @@ type Config struct {
 	// leaders out of every key of the scope.
 	Fence *fence.Store
 
-	// Observer receives role transitions, leader changes and failed
-	// attempts.
-	Observer Observer
-	// Hook, when set, receives every Event: each attempt to take the lease
-	// and each renewal, with its latency and error, and the transitions
-	// the Observer receives, each with a context (the attempt's, the
-	// renewal's, or Run's), one at a time. It is called in the goroutine
-	// that made or saw the event, before it goes on: keep it fast.
+	// Hook, when set, receives every Event: each transition (elected,
+	// demoted, follower, leader_change), each attempt to take the lease
+	// and each renewal, with its latency and error, each with a context
+	// (the attempt's, the renewal's, or Run's), one at a time, in the
+	// order they happen. It is called in the goroutine that made or saw
+	// the event, before it goes on: keep it fast and never block (fn
+	// starts only after the "elected" Event returns, and the next attempt
+	// only after "demoted"; the lease is renewed in the background
+	// meanwhile). Package telemetry's Election is one.
 	Hook func(ctx context.Context, e Event)
-	// Logger, when set, logs each failed attempt to take the lease (what
-	// Observer.OnAttemptFailed receives) at level Warn, with the error and
-	// whether Run retries it; nothing else. Nil logs nothing.
+	// Logger, when set, logs each failed attempt to take the lease (an
+	// "attempt" Event with Outcome "error", unless Run's context ended
+	// it) at level Warn, with the error and whether Run retries it;
+	// nothing else. Nil logs nothing.
 	Logger *slog.Logger
 }
 

@@ -25,7 +25,7 @@
 //   - At most one node holds the lease at a time, and every term's epoch is
 //     larger than every earlier term's, for as long as the counter survives.
 //   - A leader whose process runs steps down by its local deadline: fn's
-//     context is cancelled, IsLeader turns false by the clock, the Observer
+//     context is cancelled, IsLeader turns false by the clock, the Hook
 //     is told why.
 //   - A leader that stops (ctx ends, or fn returns) releases its lease and
 //     a waiting follower is elected within milliseconds (a release
@@ -61,7 +61,7 @@
 // A write refused with fence.ErrStale proves a newer term has written: this
 // term can write nothing more, whatever its lease says. A refusal through
 // Term.Fencer ends the term at once (ReasonFencedOut: fn's context is
-// cancelled, the lease released, the Observer told). fn must stop on
+// cancelled, the lease released, the Hook told). fn must stop on
 // fence.ErrStale, never retry the write: return (the error is then taken
 // for the term's end, not fn's failure), or let its context end it. A
 // refusal from a resource the Fencer does not write to (package pgfence,
@@ -76,7 +76,7 @@
 // (NOPERM), a server without them (a Redis too old: lock.ErrRedisTooOld), a
 // key of another type under the election's keys (WRONGTYPE). New refuses a
 // Name package lock would refuse. Either way the failure is not silent:
-// every failed attempt reaches Observer.OnAttemptFailed and Config.Logger,
+// every failed attempt reaches Config.Hook and Config.Logger,
 // and Healthy fails (ErrUnreachable) once Redis has answered none of a
 // contending node's attempts for longer than TTL + RetryInterval. docs/decisions/0009-election-term-ends-on-a-stale-write.md
 // records both rules.

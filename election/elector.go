@@ -42,7 +42,7 @@ type Elector struct {
 	keeper *lock.Keeper // non-nil while this node holds a term
 	ctl    *termCtl     // non-nil while this node holds a term
 
-	seen LeaderInfo // the last term this node saw, for OnLeaderChange
+	seen LeaderInfo // the last term this node saw, for "leader_change"
 
 	hookMu sync.Mutex // Config.Hook is called one event at a time
 
@@ -112,7 +112,7 @@ func New(client Client, cfg Config) (*Elector, error) {
 // ended it.
 func (e *Elector) lockEvent(ctx context.Context, ev lock.Event) {
 	e.reportLock(ctx, ev)
-	if ev.Op != lock.OpAcquire {
+	if ev.Op != "acquire" {
 		return
 	}
 	now := time.Now()
@@ -120,7 +120,7 @@ func (e *Elector) lockEvent(ctx context.Context, ev lock.Event) {
 	defer e.reach.mu.Unlock()
 	switch {
 	case e.reach.since.IsZero(): // not contending: an attempt of Resign's or lead's, or none of Run's
-	case ev.Outcome != lock.OutcomeError:
+	case ev.Outcome != "error":
 		e.reach.since, e.reach.err = now, nil
 	case ctx.Err() == nil:
 		e.reach.err = ev.Err
@@ -231,15 +231,14 @@ func (e *Elector) Resign(ctx context.Context) error {
 	}
 }
 
-// see reports leader to OnLeaderChange if it is a term this node has not
+// see reports leader ("leader_change") if it is a term this node has not
 // seen yet. Only one goroutine of Run calls it at a time.
 func (e *Elector) see(ctx context.Context, leader LeaderInfo) {
 	if leader.Epoch == e.seen.Epoch && leader.NodeID == e.seen.NodeID {
 		return
 	}
 	e.seen = leader
-	e.cfg.Observer.leaderChange(leader)
-	e.report(ctx, Event{Op: OpLeaderChange, Outcome: OutcomeOK, Epoch: leader.Epoch, Leader: leader})
+	e.report(ctx, Event{Op: opLeaderChange, Outcome: outcomeOK, Epoch: leader.Epoch, Leader: leader})
 }
 
 // heldBy turns a refusal into who leads.

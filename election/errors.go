@@ -49,7 +49,7 @@ var (
 //	if errors.As(context.Cause(ctx), &d) && d.Reason == election.ReasonLeaseLost { … }
 //
 // When Run's own context ends, fn's context carries that context's cause
-// instead, and the Observer is told ReasonStopped.
+// instead, and the Hook is told ReasonStopped.
 type DemotedError struct {
 	Epoch  int64
 	Reason Reason

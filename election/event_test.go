@@ -30,7 +30,7 @@ func (h *hookLog) hook(ctx context.Context, e election.Event) {
 	h.events = append(h.events, e)
 }
 
-func (h *hookLog) of(op election.Op) []election.Event {
+func (h *hookLog) of(op string) []election.Event {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []election.Event
@@ -42,7 +42,7 @@ func (h *hookLog) of(op election.Op) []election.Event {
 	return out
 }
 
-// The Hook sees what the Observer cannot show: every attempt and every
+// The Hook sees every attempt and every
 // renewal, with its latency, each with a context to trace it in. A leader
 // holds a term over several renewals and resigns; a follower is told who
 // leads, then wins the next term.
@@ -70,7 +70,7 @@ func TestHookSeesEveryAttemptAndRenewalWithItsLatency(t *testing.T) {
 		aDone <- a.Run(ctx, func(ctx context.Context, term election.Term) error {
 			elected <- term.Epoch
 			// Hold the term across several renewals, then resign.
-			for len(leader.of(election.OpRenew)) < 4 {
+			for len(leader.of("renew")) < 4 {
 				select {
 				case <-ctx.Done():
 					return ctx.Err()
@@ -102,29 +102,29 @@ func TestHookSeesEveryAttemptAndRenewalWithItsLatency(t *testing.T) {
 	bcancel()
 	<-bDone
 
-	renewals := leader.of(election.OpRenew)
+	renewals := leader.of("renew")
 	for _, r := range renewals {
-		if r.Outcome != election.OutcomeOK || r.Epoch != first || r.Latency <= 0 {
+		if r.Outcome != "ok" || r.Epoch != first || r.Latency <= 0 {
 			t.Fatalf("renewal %+v, want OK on epoch %d with its latency", r, first)
 		}
 	}
-	won := leader.of(election.OpAttempt)
-	if len(won) == 0 || won[0].Outcome != election.OutcomeElected || won[0].Epoch != first || won[0].Latency <= 0 {
+	won := leader.of("attempt")
+	if len(won) == 0 || won[0].Outcome != "elected" || won[0].Epoch != first || won[0].Latency <= 0 {
 		t.Fatalf("a's attempts %+v, want the first elected on epoch %d with its latency", won, first)
 	}
-	if e := leader.of(election.OpElected); len(e) != 1 || e[0].Epoch != first {
+	if e := leader.of("elected"); len(e) != 1 || e[0].Epoch != first {
 		t.Fatalf("a's elected events %+v", e)
 	}
-	if d := leader.of(election.OpDemoted); len(d) != 1 || d[0].Epoch != first || d[0].Held <= 0 {
+	if d := leader.of("demoted"); len(d) != 1 || d[0].Epoch != first || d[0].Held <= 0 {
 		t.Fatalf("a's demoted events %+v", d)
 	}
-	f := follower.of(election.OpFollower)
+	f := follower.of("follower")
 	if len(f) != 1 || f[0].Leader.NodeID != "a" || f[0].Epoch != first {
 		t.Fatalf("b's follower events %+v, want one naming a on epoch %d", f, first)
 	}
 	held := 0
-	for _, at := range follower.of(election.OpAttempt) {
-		if at.Outcome == election.OutcomeHeld {
+	for _, at := range follower.of("attempt") {
+		if at.Outcome == "held" {
 			held++
 			if at.Leader.NodeID != "a" {
 				t.Fatalf("b's refused attempt names %+v", at.Leader)
@@ -138,7 +138,7 @@ func TestHookSeesEveryAttemptAndRenewalWithItsLatency(t *testing.T) {
 		t.Fatalf("%d events without a context", leader.noCtx+follower.noCtx)
 	}
 	t.Logf("a: %d attempts, %d renewals (first %v); b: %d attempts, %d refused",
-		len(won), len(renewals), renewals[0].Latency, len(follower.of(election.OpAttempt)), held)
+		len(won), len(renewals), renewals[0].Latency, len(follower.of("attempt")), held)
 }
 
 // A node that Redis refuses reports each failed attempt as an error with
@@ -158,8 +158,8 @@ func TestHookSeesAnAttemptRefusedForAWrongPassword(t *testing.T) {
 	if err := e.Run(context.Background(), nil); err == nil {
 		t.Fatal("Run with a wrong password returned nil")
 	}
-	at := h.of(election.OpAttempt)
-	if len(at) != 1 || at[0].Outcome != election.OutcomeError || at[0].Err == nil {
+	at := h.of("attempt")
+	if len(at) != 1 || at[0].Outcome != "error" || at[0].Err == nil {
 		t.Fatalf("attempts %+v, want one error", at)
 	}
 }

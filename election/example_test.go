@@ -137,23 +137,25 @@ func ExampleElector_Epoch() {
 }
 
 // Wire the transitions to your own logger; the package logs nothing of
-// its own (but see Config.Logger).
-func ExampleObserver() {
+// its own (but see Config.Logger). These are the callbacks of client-go's
+// leaderelection: fn's start and its context's end are OnStartedLeading
+// and OnStoppedLeading, "leader_change" is OnNewLeader.
+func ExampleConfig_hook() {
 	_, err := election.New(newClient(), election.Config{
 		Name: "report-builder",
-		Observer: election.Observer{
-			OnElected: func(epoch int64) { log.Printf("elected, epoch %d", epoch) },
-			OnDemoted: func(epoch int64, r election.Reason, held time.Duration) {
-				log.Printf("stepped down from epoch %d after %v: %v", epoch, held, r)
-			},
-			OnFollower: func(l election.LeaderInfo) {
-				log.Printf("following %s (epoch %d)", l.NodeID, l.Epoch)
-			},
-			// Every node gets this, also one that never leads: route
-			// requests to whoever leads now.
-			OnLeaderChange: func(l election.LeaderInfo) {
-				log.Printf("leader is now %s at %s (epoch %d)", l.NodeID, l.Value, l.Epoch)
-			},
+		Hook: func(_ context.Context, e election.Event) {
+			switch e.Op {
+			case "elected":
+				log.Printf("elected, epoch %d", e.Epoch)
+			case "demoted":
+				log.Printf("stepped down from epoch %d after %v: %v", e.Epoch, e.Held, e.Reason)
+			case "follower":
+				log.Printf("following %s (epoch %d)", e.Leader.NodeID, e.Leader.Epoch)
+			case "leader_change":
+				// Every node sees this, also one that never leads: route
+				// requests to whoever leads now.
+				log.Printf("leader is now %s at %s (epoch %d)", e.Leader.NodeID, e.Leader.Value, e.Leader.Epoch)
+			}
 		},
 	})
 	if err != nil {
@@ -162,7 +164,7 @@ func ExampleObserver() {
 }
 
 // A leader publishes where it serves; followers read it with Leader (or
-// are told by Observer.OnLeaderChange) and forward to it.
+// are told by a "leader_change" Event) and forward to it.
 func ExampleConfig_value() {
 	e, err := election.New(newClient(), election.Config{Name: "api-primary", Value: "10.0.0.7:8443"})
 	if err != nil {
@@ -280,16 +282,14 @@ func ExampleElector_Healthy() {
 
 // A node that cannot reach Redis, or whose password Redis refuses, says so
 // on every attempt instead of waiting silently as if it followed.
-func ExampleObserver_attemptFailed() {
+func ExampleConfig_attemptFailed() {
 	e, err := election.New(newClient(), election.Config{
 		Name:   "report-builder",
 		Logger: slog.Default(), // one Warn line per failed attempt
-		Observer: election.Observer{
-			OnAttemptFailed: func(err error, gaveUp bool) {
-				if gaveUp { // WRONGPASS, NOAUTH, NOPERM, a Redis too old: Run returns it
-					log.Printf("election cannot run: %v", err)
-				}
-			},
+		Hook: func(_ context.Context, ev election.Event) {
+			if ev.Op == "attempt" && ev.GaveUp { // WRONGPASS, NOAUTH, NOPERM, a Redis too old: Run returns it
+				log.Printf("election cannot run: %v", ev.Err)
+			}
 		},
 	})
 	if err != nil {
@@ -300,18 +300,18 @@ func ExampleObserver_attemptFailed() {
 
 // The Hook sees every attempt and renewal with its latency, and every
 // transition, each with a context: a tracing or metrics adapter plugs in
-// here (package telemetry's ElectionHook is one).
+// here (package telemetry's Election is one).
 func ExampleEvent() {
 	var slowRenewals atomic.Int64
 	e, err := election.New(newClient(), election.Config{
 		Name: "report-builder",
 		Hook: func(ctx context.Context, ev election.Event) {
 			switch {
-			case ev.Op == election.OpRenew && ev.Latency > 100*time.Millisecond:
+			case ev.Op == "renew" && ev.Latency > 100*time.Millisecond:
 				slowRenewals.Add(1) // a renewal this slow eats into the TTL
-			case ev.Outcome == election.OutcomeError:
+			case ev.Outcome == "error":
 				log.Printf("election %s: %v", ev.Op, ev.Err)
-			case ev.Op == election.OpElected:
+			case ev.Op == "elected":
 				log.Printf("leading, epoch %d", ev.Epoch)
 			}
 		},

@@ -12,7 +12,7 @@ import (
 // fence.Fencer does, and ends the term the first time a write is refused as
 // stale (fence.ErrStale): a newer term has written, so this one leads in
 // name only. The term then ends with ReasonFencedOut: fn's context is
-// cancelled, the lease is released, the Observer is told.
+// cancelled, the lease is released, the Hook is told.
 //
 // The refused call still returns its *fence.StaleError; fn must stop on it
 // (return, or stop writing) rather than retry. A Fencer is a small value;

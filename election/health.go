@@ -11,8 +11,8 @@ import (
 //
 //   - matching ErrPastDeadline when this node still holds a term whose local
 //     deadline (IsLeader's) passed more than tolerance ago. Run clears the
-//     term at that deadline when it runs, so such a node is wedged (an
-//     Observer callback that blocks, a starved process) and restarting it is
+//     term at that deadline when it runs, so such a node is wedged (a
+//     Hook that blocks, a starved process) and restarting it is
 //     the cure;
 //   - matching ErrUnreachable (and the last attempt's error) when this
 //     node contends and Redis has answered none of its attempts to take the

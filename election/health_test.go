@@ -28,8 +28,8 @@ func probe(t *testing.T, h http.Handler) (int, string) {
 	return rec.Code, rec.Body.String()
 }
 
-// A node wedged while it holds a term (here Run is stuck in a blocking
-// OnElected while Redis stops answering its renewals) keeps the term past
+// A node wedged while it holds a term (here Run is stuck in a Hook that
+// blocks on "elected" while Redis stops answering its renewals) keeps the term past
 // the lease's deadline, where another node may lead: the health check fails
 // then, and not before, and recovers once Run gets going and drops the term.
 func TestHealthCheckFailsWhileAWedgedNodeHoldsATermPastItsDeadline(t *testing.T) {
@@ -40,12 +40,14 @@ func TestHealthCheckFailsWhileAWedgedNodeHoldsATermPastItsDeadline(t *testing.T)
 	entered, unblock := make(chan time.Time, 1), make(chan struct{})
 	demoted := make(chan election.Reason, 1)
 	cfg := baseConfig(s, "health", "wedged", ttl, renew)
-	cfg.Observer = election.Observer{
-		OnElected: func(int64) {
+	cfg.Hook = func(_ context.Context, e election.Event) {
+		switch e.Op {
+		case "elected":
 			entered <- time.Now()
-			<-unblock // a callback that blocks, against the Observer's rule
-		},
-		OnDemoted: func(_ int64, r election.Reason, _ time.Duration) { demoted <- r },
+			<-unblock // a hook that blocks, against the Hook's rule
+		case "demoted":
+			demoted <- e.Reason
+		}
 	}
 	e, err := election.New(goredisadapter.New(c), cfg)
 	if err != nil {
@@ -165,7 +167,7 @@ func waitUnhealthy(t *testing.T, e *election.Elector, within, tolerance time.Dur
 const reachTTL, reachRetry, reachTolerance = 400 * time.Millisecond, 100 * time.Millisecond, 50 * time.Millisecond
 
 // A node whose password is wrong is refused by Redis on its first attempt:
-// Run returns the error (no retry can fix it), the Observer and the log are
+// Run returns the error (no retry can fix it), the Hook and the log are
 // told, and the health check, which answered 200 "ok" for such a node,
 // fails once the attempts have failed for TTL + RetryInterval + tolerance.
 func TestNodeWithAWrongPasswordTurnsUnhealthyWithinTTLPlusRetryInterval(t *testing.T) {
@@ -177,7 +179,7 @@ func TestNodeWithAWrongPasswordTurnsUnhealthyWithinTTLPlusRetryInterval(t *testi
 	var rec recorder
 	var logged syncBuffer
 	cfg := baseConfig(s, "wrongpass-health", "rotated", reachTTL, reachRetry)
-	cfg.Observer = rec.observer()
+	cfg.Hook = rec.hook()
 	cfg.Logger = slog.New(slog.NewTextHandler(&logged, nil))
 	e, err := election.New(goredisadapter.New(c), cfg)
 	if err != nil {
@@ -192,7 +194,7 @@ func TestNodeWithAWrongPasswordTurnsUnhealthyWithinTTLPlusRetryInterval(t *testi
 		t.Fatalf("Run: %v, want the WRONGPASS refusal at once", err)
 	}
 	if f := rec.of("failed"); len(f) != 1 || !f[0].gaveUp || redisCode(f[0].err) != "WRONGPASS" {
-		t.Errorf("OnAttemptFailed: %+v, want one call with WRONGPASS that gave up", f)
+		t.Errorf("failed attempts: %+v, want one with WRONGPASS that gave up", f)
 	}
 	if log := logged.String(); strings.Count(log, "level=WARN") != 1 || !strings.Contains(log, "WRONGPASS") {
 		t.Errorf("log: %q, want one warning with the error", log)
@@ -222,7 +224,7 @@ func TestNodeWithAWrongPasswordTurnsUnhealthyWithinTTLPlusRetryInterval(t *testi
 
 // A node that cannot reach Redis (killed before the node starts) retries
 // every RetryInterval: each failed attempt reaches the log and the
-// Observer, the health check fails once Redis has answered none of them for
+// Hook, the health check fails once Redis has answered none of them for
 // TTL + RetryInterval + tolerance, whether or not an attempt has returned
 // by then, and passes again once Redis is back and the node leads.
 func TestNodeThatCannotReachRedisReportsEveryAttemptAndTurnsUnhealthyUntilRedisIsBack(t *testing.T) {
@@ -258,7 +260,7 @@ func TestNodeThatCannotReachRedisReportsEveryAttemptAndTurnsUnhealthyUntilRedisI
 			t.Errorf("attempt %d: gave up %v, %v; want retried, a refused connection", i, f.gaveUp, f.err)
 		}
 	}
-	if lines < attempts { // each is logged before the Observer is told
+	if lines < attempts { // each is logged before the Hook is told
 		t.Errorf("%d log lines for %d failed attempts:\n%s", lines, attempts, logged.String())
 	}
 	select {

@@ -13,9 +13,9 @@ import (
 
 const changeTTL, changeRenew = time.Second, 200 * time.Millisecond
 
-// OnFollower fires once per stretch as a follower, so a node that never
+// "follower" is reported once per stretch as a follower, so a node that never
 // leads used to learn nothing when leadership moved between two others.
-// OnLeaderChange tells it, within one RetryInterval (its check's period)
+// "leader_change" tells it, within one RetryInterval (its check's period)
 // and a round trip.
 func TestLeaderMovingBetweenOtherNodesIsSeenByANodeThatNeverLed(t *testing.T) {
 	s := redistest.Start(t)
@@ -51,9 +51,9 @@ func TestLeaderMovingBetweenOtherNodesIsSeenByANodeThatNeverLed(t *testing.T) {
 		t.Errorf("leader change seen %v after it happened, want within RetryInterval + %v for the check's round trip (%v)", late, changeRenew, bound)
 	}
 	if n := other.rec.count("follower"); n != 1 {
-		t.Errorf("OnFollower fired %d times in one follower stretch, want 1", n)
+		t.Errorf("follower reported %d times in one follower stretch, want 1", n)
 	}
-	// The winner's own term reaches its OnLeaderChange too, before OnElected.
+	// The winner's own term reaches its Hook as "leader_change" too, before "elected".
 	var kinds []string
 	for _, e := range winner.rec.all() {
 		if e.epoch == won.epoch && (e.kind == "leader" || e.kind == "elected") {
@@ -112,7 +112,7 @@ func TestResignReleasesAtOnceAndAFollowerTakesOverWithoutWaitingForTheTTL(t *tes
 }
 
 // A leader publishes a value (its address); followers, and an Elector that
-// never runs, read it through Leader, OnFollower and OnLeaderChange.
+// never runs, read it through Leader, "follower" and "leader_change".
 func TestLeaderValueIsReadByFollowersThroughLeader(t *testing.T) {
 	s := redistest.Start(t)
 	cfg := baseConfig(s, "value", "a", changeTTL, changeRenew)
@@ -121,10 +121,10 @@ func TestLeaderValueIsReadByFollowersThroughLeader(t *testing.T) {
 	a.rec.nth(t, 5*time.Second, "elected", 1)
 	b := startNode(t, client(t, s), baseConfig(s, "value", "b", changeTTL, changeRenew), nil)
 	if f := b.rec.nth(t, 5*time.Second, "follower", 1); f.leader.Value != cfg.Value || f.leader.NodeID != "a" {
-		t.Errorf("OnFollower: %+v, want node a with value %q", f.leader, cfg.Value)
+		t.Errorf("follower: %+v, want node a with value %q", f.leader, cfg.Value)
 	}
 	if l := b.rec.nth(t, 5*time.Second, "leader", 1); l.leader.Value != cfg.Value {
-		t.Errorf("OnLeaderChange: %+v, want value %q", l.leader, cfg.Value)
+		t.Errorf("leader_change: %+v, want value %q", l.leader, cfg.Value)
 	}
 	watcher, err := election.New(goredisadapter.New(client(t, s)), baseConfig(s, "value", "watcher", changeTTL, changeRenew))
 	if err != nil {
@@ -140,9 +140,9 @@ func TestLeaderValueIsReadByFollowersThroughLeader(t *testing.T) {
 	}
 }
 
-// OnDemoted says how long the term lasted: from the election to its end on
+// The "demoted" Event says how long the term lasted: from the election to its end on
 // this node's clock.
-func TestObserverReportsEachTermsLength(t *testing.T) {
+func TestHookReportsEachTermsLength(t *testing.T) {
 	s := redistest.Start(t)
 	const lead = 300 * time.Millisecond
 	started := time.Now() // no term of a's can begin earlier
@@ -157,6 +157,6 @@ func TestObserverReportsEachTermsLength(t *testing.T) {
 	d := a.rec.nth(t, 5*time.Second, "demoted", 1)
 	t.Logf("term length %v; between the callbacks %v; fn led %v", d.held, d.at.Sub(el.at), lead)
 	if most := d.at.Sub(started); d.held < lead || d.held > most {
-		t.Errorf("term length %v, want at least fn's %v and at most the %v from the node's start to OnDemoted", d.held, lead, most)
+		t.Errorf("term length %v, want at least fn's %v and at most the %v from the node's start to its demotion", d.held, lead, most)
 	}
 }

@@ -37,7 +37,7 @@ func baseConfig(s *redistest.Server, name, node string, ttl, renew time.Duration
 	}
 }
 
-// event is one Observer call, with when it happened.
+// event is one transition or failed attempt a Hook was told of, with when it happened.
 type event struct {
 	kind   string // "elected", "demoted", "follower", "leader", "failed"
 	epoch  int64
@@ -49,7 +49,7 @@ type event struct {
 	at     time.Time
 }
 
-// recorder records Observer calls.
+// recorder records what a Hook is told.
 type recorder struct {
 	mu     sync.Mutex
 	events []event
@@ -62,15 +62,22 @@ func (r *recorder) add(e event) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) observer() election.Observer {
-	return election.Observer{
-		OnElected: func(epoch int64) { r.add(event{kind: "elected", epoch: epoch}) },
-		OnDemoted: func(epoch int64, reason election.Reason, held time.Duration) {
-			r.add(event{kind: "demoted", epoch: epoch, reason: reason, held: held})
-		},
-		OnFollower:      func(l election.LeaderInfo) { r.add(event{kind: "follower", leader: l}) },
-		OnLeaderChange:  func(l election.LeaderInfo) { r.add(event{kind: "leader", leader: l, epoch: l.Epoch}) },
-		OnAttemptFailed: func(err error, gaveUp bool) { r.add(event{kind: "failed", err: err, gaveUp: gaveUp}) },
+// hook records the transitions and failed attempts a Config.Hook is told
+// of: a failed attempt as Run saw it, unless Run's context ended it.
+func (r *recorder) hook() func(context.Context, election.Event) {
+	return func(ctx context.Context, e election.Event) {
+		switch {
+		case e.Op == "elected":
+			r.add(event{kind: "elected", epoch: e.Epoch})
+		case e.Op == "demoted":
+			r.add(event{kind: "demoted", epoch: e.Epoch, reason: e.Reason, held: e.Held})
+		case e.Op == "follower":
+			r.add(event{kind: "follower", leader: e.Leader})
+		case e.Op == "leader_change":
+			r.add(event{kind: "leader", leader: e.Leader, epoch: e.Leader.Epoch})
+		case e.Op == "attempt" && e.Outcome == "error" && ctx.Err() == nil:
+			r.add(event{kind: "failed", err: e.Err, gaveUp: e.GaveUp})
+		}
 	}
 }
 
@@ -135,7 +142,12 @@ type node struct {
 func startNode(t testing.TB, c redis.UniversalClient, cfg election.Config, fn func(context.Context, election.Term) error) *node {
 	t.Helper()
 	n := &node{rec: &recorder{}, done: make(chan error, 1)}
-	cfg.Observer = n.rec.observer()
+	if own := cfg.Hook; own != nil {
+		rec := n.rec.hook()
+		cfg.Hook = func(ctx context.Context, e election.Event) { own(ctx, e); rec(ctx, e) }
+	} else {
+		cfg.Hook = n.rec.hook()
+	}
 	e, err := election.New(goredisadapter.New(c), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +186,7 @@ func (n *node) stop() error {
 }
 
 // waitFor polls cond until it holds, or fails t after within. Timings are
-// taken where things happen (Observer callbacks), not here.
+// taken where things happen (Hook calls), not here.
 func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)

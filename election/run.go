@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -53,7 +52,7 @@ import (
 // (errors.As with redis.Error on go-redis), or with errors.Is for
 // lock.ErrRedisTooOld. Other Redis errors are retried every
 // RetryInterval. Every failed attempt, retried or not, is reported to
-// Observer.OnAttemptFailed and Config.Logger, and Healthy fails once Redis
+// Config.Hook and Config.Logger, and Healthy fails once Redis
 // has answered none of this node's attempts for longer than TTL +
 // RetryInterval.
 // Otherwise Run returns when ctx ends, with an error matching ctx.Err(),
@@ -88,16 +87,15 @@ func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, term Ter
 	}
 }
 
-// contend attempts until this node holds the lease or ctx ends. OnFollower
-// is called at the first refusal only.
+// contend attempts until this node holds the lease or ctx ends. "follower"
+// is reported at the first refusal only.
 func (e *Elector) contend(ctx context.Context) (*lock.Lease, error) {
 	told := false
 	for {
 		lease, err := e.locker.Acquire(ctx, e.cfg.Name, e.cfg.TTL)
 		if leader, held := heldBy(err); held {
 			if !told {
-				e.cfg.Observer.follower(leader)
-				e.report(ctx, Event{Op: OpFollower, Outcome: OutcomeOK, Epoch: leader.Epoch, Leader: leader})
+				e.report(ctx, Event{Op: opFollower, Outcome: outcomeOK, Epoch: leader.Epoch, Leader: leader})
 				told = true
 			}
 			e.see(ctx, leader)
@@ -112,9 +110,8 @@ func (e *Elector) contend(ctx context.Context) (*lock.Lease, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		gaveUp := permanent(err)
-		e.attemptFailed(ctx, err, gaveUp)
-		if gaveUp {
+		// The failed attempt has been reported (reportLock), and logged.
+		if permanent(err) {
 			return nil, err
 		}
 		// Redis failed us, for now: try again later.
@@ -124,29 +121,13 @@ func (e *Elector) contend(ctx context.Context) (*lock.Lease, error) {
 	}
 }
 
-// attemptFailed reports a failed attempt to the Logger and the Observer.
-func (e *Elector) attemptFailed(ctx context.Context, err error, gaveUp bool) {
-	defer e.cfg.Observer.attemptFailed(err, gaveUp)
-	if e.cfg.Logger == nil {
-		return
-	}
-	attrs := []slog.Attr{slog.String("election", e.cfg.Name), slog.String("node", e.cfg.NodeID),
-		slog.String("error", err.Error())}
-	msg := "election: attempt to lead failed; Run returns, no retry can fix it"
-	if !gaveUp {
-		msg = "election: attempt to lead failed; retrying"
-		attrs = append(attrs, slog.Duration("retry_in", e.cfg.RetryInterval))
-	}
-	e.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, msg, attrs...)
-}
-
-// waitWatching waits for the lease (lock's AcquireWait). When the Observer
-// or the Hook wants leader changes, a second goroutine meanwhile asks who leads every
+// waitWatching waits for the lease (lock's AcquireWait). When a Hook
+// wants leader changes, a second goroutine meanwhile asks who leads every
 // RetryInterval, so that a term passing between two other nodes is seen;
-// it has stopped when waitWatching returns. Without OnLeaderChange or a
-// Hook, it costs nothing.
+// it has stopped when waitWatching returns. Without a Hook, it costs
+// nothing.
 func (e *Elector) waitWatching(ctx context.Context) (*lock.Lease, error) {
-	if e.cfg.Observer.OnLeaderChange == nil && e.cfg.Hook == nil {
+	if e.cfg.Hook == nil {
 		return e.locker.AcquireWait(ctx, e.cfg.Name, e.cfg.TTL)
 	}
 	wctx, stop := context.WithCancel(ctx)
@@ -169,7 +150,7 @@ func (e *Elector) waitWatching(ctx context.Context) (*lock.Lease, error) {
 	}()
 	lease, err := e.locker.AcquireWait(ctx, e.cfg.Name, e.cfg.TTL)
 	stop()
-	<-watched // from here on, only this goroutine calls the Observer
+	<-watched // from here on, only this goroutine sees leader changes
 	return lease, err
 }
 
@@ -198,8 +179,7 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 	e.setTerm(term, k, ctl)
 	elected := time.Now()
 	e.see(ctx, LeaderInfo{NodeID: e.cfg.NodeID, Value: e.cfg.Value, Epoch: term.Epoch, TTL: e.cfg.TTL})
-	e.cfg.Observer.elected(term.Epoch)
-	e.report(ctx, Event{Op: OpElected, Outcome: OutcomeOK, Epoch: term.Epoch})
+	e.report(ctx, Event{Op: opElected, Outcome: outcomeOK, Epoch: term.Epoch})
 
 	// fn's context is not the Keeper's, so that its cause can say why the
 	// term ended in this package's terms.
@@ -243,8 +223,7 @@ func (e *Elector) lead(ctx context.Context, lease *lock.Lease, fn func(context.C
 	e.clearTerm()
 	cancelFn(&DemotedError{Epoch: term.Epoch, Reason: reason})
 	held := time.Since(elected)
-	e.cfg.Observer.demoted(term.Epoch, reason, held)
-	e.report(ctx, Event{Op: OpDemoted, Outcome: OutcomeOK, Epoch: term.Epoch, Reason: reason, Held: held})
+	e.report(ctx, Event{Op: opDemoted, Outcome: outcomeOK, Epoch: term.Epoch, Reason: reason, Held: held})
 
 	if fn != nil && !fnReturned {
 		<-fnDone // fn's context is cancelled; its error is that

@@ -34,7 +34,7 @@ func TestHelperLeaderProcess(t *testing.T) {
 	e, err := election.New(goredisadapter.New(c), election.Config{
 		Name: cfg.Name, NodeID: cfg.NodeID, Prefix: cfg.Prefix,
 		TTL: cfg.TTL, RenewInterval: cfg.Renew, RetryInterval: cfg.Renew,
-		Observer: reportingObserver(),
+		Hook: reportingHook,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -54,13 +54,13 @@ func TestHelperLeaderProcess(t *testing.T) {
 	})
 }
 
-// reportingObserver reports a child's transitions to its parent.
-func reportingObserver() election.Observer {
-	return election.Observer{
-		OnElected: func(epoch int64) { redistest.Report("elected", "epoch", epoch) },
-		OnDemoted: func(epoch int64, r election.Reason, _ time.Duration) {
-			redistest.Report("demoted", "epoch", epoch, "reason", strings.ReplaceAll(r.String(), " ", "_"))
-		},
+// reportingHook reports a child's transitions to its parent.
+func reportingHook(_ context.Context, e election.Event) {
+	switch e.Op {
+	case "elected":
+		redistest.Report("elected", "epoch", e.Epoch)
+	case "demoted":
+		redistest.Report("demoted", "epoch", e.Epoch, "reason", strings.ReplaceAll(e.Reason.String(), " ", "_"))
 	}
 }
 

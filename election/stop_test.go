@@ -17,7 +17,7 @@ import (
 // the one fn runs with) are cancelled one after another, and the goroutine
 // that cancels them may be preempted in between. A fn that returned on its
 // context's end before the term's context had ended was taken for a
-// resignation: the Observer heard "resigned", and Run returned fn's error
+// resignation: the Hook heard "resigned", and Run returned fn's error
 // instead of the context's. unevenCtx makes that order certain: it cancels
 // its children one at a time, a pause apart, in the order registered or in
 // reverse, so that one of the two runs has fn's context cancelled first.
@@ -27,7 +27,7 @@ func TestStoppingRunIsReportedAsStoppedWhenFnReturnsBeforeTheTermEnds(t *testing
 		errShutdown := errors.New("fn: shutting down")
 		rec := &recorder{}
 		cfg := baseConfig(s, "uneven", "a", time.Second, 100*time.Millisecond)
-		cfg.Observer = rec.observer()
+		cfg.Hook = rec.hook()
 		e, err := election.New(goredisadapter.New(client(t, s)), cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -100,7 +100,7 @@ func aclPaths(ctx context.Context, c lock.Client, prefix string, preflight bool,
 	defer cancel()
 	renewed := make(chan struct{}, 64)
 	l, err := lock.New(c, append([]lock.Option{lock.WithPrefix(prefix), lock.WithHook(func(_ context.Context, e lock.Event) {
-		if e.Op == lock.OpExtend && e.Outcome == lock.OutcomeOK {
+		if e.Op == "extend" && e.Outcome == "ok" {
 			renewed <- struct{}{}
 		}
 	})}, opts...)...)
@@ -127,7 +127,7 @@ func aclPaths(ctx context.Context, c lock.Client, prefix string, preflight bool,
 	refused := make(chan struct{}, 8)
 	waiter, err := lock.New(c, append([]lock.Option{lock.WithPrefix(prefix), lock.WithWaitBackoff(ttl, ttl),
 		lock.WithHook(func(_ context.Context, e lock.Event) {
-			if e.Op == lock.OpAcquire && e.Outcome == lock.OutcomeHeld {
+			if e.Op == "acquire" && e.Outcome == "held" {
 				refusals.Add(1)
 				refused <- struct{}{}
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/internal/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts/leasecore"
 )
 
 //go:embed acquire.lua
@@ -43,18 +44,21 @@ func (l *Locker) Acquire(ctx context.Context, name string, ttl time.Duration) (*
 // acquire is Acquire; waiting marks a held lock so that its release is
 // published (AcquireWait, once subscribed).
 func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, waiting bool) (*Lease, error) {
-	if err := checkName(name); err != nil {
-		return nil, err
-	}
-	ttl, err := l.checkTTL(ttl)
+	ttl, err := l.core().CheckCall(name, 1, ttl)
 	if err != nil {
 		return nil, err
 	}
+	if l.cfg.counterTokens {
+		// A counter an allkeys-* server evicts reissues tokens (ADR 0029).
+		if err := l.policy.Check(ctx, l.cfg.Client); err != nil {
+			return nil, errs.Call(ctx, "acquire", name, err)
+		}
+	}
 	key := l.cfg.lockKey(name)
 	lease := &Lease{
-		Name: name, TTL: ttl, Owner: l.cfg.owner,
+		Name: name, TTL: ttl, Owner: l.cfg.Owner,
 		keys:  [2]string{key, counterKey(key)},
-		value: newValue(l.cfg.owner),
+		value: newValue(l.cfg.Owner),
 	}
 	keys, args := lease.acquireArgs(l.cfg.tokenClock(), waiting)
 	lease.RequestedAt = time.Now()
@@ -64,7 +68,7 @@ func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, wa
 	} else {
 		got, err = l.acquireOne(ctx, lease, keys, args)
 	}
-	if err == nil && !time.Now().Before(got.Deadline(l.cfg.marginFor(ttl))) {
+	if err == nil && !time.Now().Before(got.Deadline(l.cfg.Margin(ttl))) {
 		// The reply came after the lease's deadline (a WAIT for slow
 		// replicas can outlast the TTL): the lock may have expired on the
 		// server and been taken since, so the lease proves nothing. Give
@@ -74,7 +78,7 @@ func (l *Locker) acquire(ctx context.Context, name string, ttl time.Duration, wa
 			name, time.Since(lease.RequestedAt).Round(time.Millisecond), ttl, ErrDeadline)
 		got = nil
 	}
-	if l.cfg.on() {
+	if l.cfg.On() {
 		l.acquireEvent(ctx, name, lease.RequestedAt, got, err)
 	}
 	return got, err
@@ -85,10 +89,10 @@ func (l *Locker) acquireOne(ctx context.Context, lease *Lease, keys []string, ar
 	res, err := l.run(ctx, lease.Name, acquireScript, keys, args...).Result()
 	if err != nil {
 		err = acquireTooOld(err)
-		if noReply(err) {
-			l.cleanUp(lease)
+		if leasecore.NoReply(err) {
+			l.cfg.GiveBack(ctx, lease)
 		}
-		return nil, wrap(ctx, "acquire", lease.Name, err)
+		return nil, errs.Call(ctx, "acquire", lease.Name, err)
 	}
 	if err := lease.acquired(res); err != nil {
 		return nil, err

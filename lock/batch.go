@@ -64,5 +64,5 @@ func (l *Locker) run(ctx context.Context, name string, s *luascripts.Script, key
 	if l.batch != nil {
 		return l.batch.Do(ctx, name, s, keys, args)
 	}
-	return s.Run(ctx, l.client, keys, args...)
+	return s.Run(ctx, l.cfg.Client, keys, args...)
 }

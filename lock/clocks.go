@@ -26,7 +26,7 @@ func (l *Locker) CheckReplicaClocks(ctx context.Context, maxSkew time.Duration, 
 	for i, r := range replicas {
 		skew, uncertainty, err := l.skew(ctx, r)
 		if err != nil {
-			return nil, wrap(ctx, "check replica clocks", fmt.Sprint("replica ", i), err)
+			return nil, errs.Call(ctx, "check replica clocks", fmt.Sprint("replica ", i), err)
 		}
 		if d := skew.Abs() - uncertainty; d > maxSkew {
 			problems = append(problems, fmt.Sprintf(
@@ -41,7 +41,7 @@ func (l *Locker) CheckReplicaClocks(ctx context.Context, maxSkew time.Duration, 
 // figure: half of each TIME's round trip.
 func (l *Locker) skew(ctx context.Context, r Client) (skew, uncertainty time.Duration, err error) {
 	t0 := time.Now()
-	p, err := l.client.Time(ctx)
+	p, err := l.cfg.Client.Time(ctx)
 	if err != nil {
 		return 0, 0, err
 	}

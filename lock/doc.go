@@ -59,9 +59,11 @@
 //     never came (a deadline, a lost connection) may have run on the server;
 //     the Locker then releases that acquisition, by its own id and never
 //     another holder's lock, once the server answers again, in the
-//     background and for at most the attempt's TTL
-//     (internal/clienttest's
-//     TestLockAcquireThatTimedOutOnAFrozenServerDoesNotLeaveTheNameLocked).
+//     background and for at most the attempt's TTL; it looks again until
+//     then, as the acquire may land later, held on a connection that
+//     failed while a new one got through (internal/clienttest's
+//     TestLockAcquireThatTimedOutOnAFrozenServerDoesNotLeaveTheNameLocked
+//     and TestLockAnAcquireDeliveredAfterItsGiveBackIsFreedLongBeforeItsTTL).
 //
 // # Keys
 //

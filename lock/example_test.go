@@ -137,8 +137,6 @@ func ExampleLocker_WithLock() {
 	}
 }
 
-func chargeAccount(ctx context.Context, id int, token int64) error { return ctx.Err() }
-
 func ExampleLocker_Keep() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
@@ -244,9 +242,9 @@ func ExampleWithHook() {
 	locker, err := lock.New(goredisadapter.New(rdb),
 		lock.WithHook(func(_ context.Context, e lock.Event) {
 			switch {
-			case e.Op == lock.OpAcquire && e.Outcome == lock.OutcomeHeld:
+			case e.Op == "acquire" && e.Outcome == "held":
 				refused.Add(1)
-			case e.Op == lock.OpLost:
+			case e.Op == "lost":
 				lost.Add(1)
 			}
 		}))
@@ -272,19 +270,19 @@ func ExampleWithLogger() {
 func ExampleEvent() {
 	hook := func(_ context.Context, e lock.Event) {
 		switch e.Outcome {
-		case lock.OutcomeHeld:
+		case "held":
 			fmt.Printf("%s %q refused: held by %s (token %d) for %v\n", e.Op, e.Name, e.Holder.Owner, e.Holder.Token, e.Holder.TTL)
-		case lock.OutcomeNotHeld, lock.OutcomeDeadline:
+		case "not_held", "deadline":
 			fmt.Printf("%s %q token %d: %s after %v held\n", e.Op, e.Name, e.Token, e.Outcome, e.HeldFor)
 		default:
 			fmt.Printf("%s %q: %s in %v\n", e.Op, e.Name, e.Outcome, e.Latency)
 		}
 	}
 	ctx := context.Background()
-	hook(ctx, lock.Event{Op: lock.OpAcquire, Outcome: lock.OutcomeAcquired, Name: "job", Token: 7, Latency: 300 * time.Microsecond})
-	hook(ctx, lock.Event{Op: lock.OpAcquire, Outcome: lock.OutcomeHeld, Name: "job",
+	hook(ctx, lock.Event{Op: "acquire", Outcome: "acquired", Name: "job", Token: 7, Latency: 300 * time.Microsecond})
+	hook(ctx, lock.Event{Op: "acquire", Outcome: "held", Name: "job",
 		Holder: lock.Holder{Held: true, Token: 7, Owner: "node-a", TTL: 9 * time.Second}})
-	hook(ctx, lock.Event{Op: lock.OpLost, Outcome: lock.OutcomeDeadline, Name: "job", Token: 7, HeldFor: 12 * time.Second})
+	hook(ctx, lock.Event{Op: "lost", Outcome: "deadline", Name: "job", Token: 7, HeldFor: 12 * time.Second})
 	// Output:
 	// acquire "job": acquired in 300µs
 	// acquire "job" refused: held by node-a (token 7) for 9s

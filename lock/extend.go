@@ -3,7 +3,6 @@ package lock
 import (
 	"context"
 	_ "embed"
-	"fmt"
 	"time"
 
 	"github.com/redis-primitives/go/internal/luascripts"
@@ -27,44 +26,27 @@ var extendScript = luascripts.NewIdempotent("lock/extend.lua", extendSource)
 // that missed the extension would keep the lock only until the previous
 // deadline.
 func (l *Locker) Extend(ctx context.Context, lease *Lease, ttl time.Duration) error {
-	if err := checkLease(lease); err != nil {
-		return err
-	}
-	ttl, err := l.checkTTL(ttl)
-	if err != nil {
-		return err
-	}
-	sent := time.Now()
-	if err := l.extend(ctx, lease, ttl); err != nil {
-		return err
-	}
-	lease.RequestedAt, lease.TTL = sent, ttl
-	return nil
+	return l.core().Extend(ctx, lease, ttl)
 }
 
-// extend is Extend without touching the lease, for the Keeper's goroutine.
-func (l *Locker) extend(ctx context.Context, lease *Lease, ttl time.Duration) error {
-	var start time.Time
-	if l.cfg.on() {
-		start = time.Now()
-	}
-	err := l.extendOnce(ctx, lease, ttl)
-	if l.cfg.on() {
-		l.extendEvent(ctx, lease, start, err)
-	}
-	return err
-}
-
-func (l *Locker) extendOnce(ctx context.Context, lease *Lease, ttl time.Duration) error {
+// extendScript runs extend.lua for lease, followed by WAIT under
+// WithReplicas (see extendReplicated). It does not touch the lease: the
+// Keeper's goroutine runs it.
+func (l *Locker) extendScript(ctx context.Context, lease *Lease, ttl time.Duration) (time.Time, error) {
 	if l.cfg.replicas > 0 {
-		return l.extendReplicated(ctx, lease, ttl)
+		return time.Time{}, l.extendReplicated(ctx, lease, ttl)
 	}
 	n, err := l.run(ctx, lease.Name, extendScript, lease.keys[:1], lease.value, ttl.Milliseconds()).Int()
 	if err != nil {
-		return wrap(ctx, "extend", lease.Name, err)
+		return time.Time{}, errs.Call(ctx, "extend", lease.Name, err)
 	}
 	if n != 1 {
-		return fmt.Errorf("%w: %q (token %d)", ErrNotHeld, lease.Name, lease.Token)
+		return time.Time{}, errs.NotHeldError(lease.Name, lease.Token)
 	}
-	return nil
+	return time.Time{}, nil
+}
+
+// Extended records an Extend for ttl sent at sent.
+func (kind) Extended(lease *Lease, sent time.Time, ttl time.Duration) {
+	lease.RequestedAt, lease.TTL = sent, ttl
 }

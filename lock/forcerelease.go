@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/internal/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts/leasecore"
 )
 
 //go:embed forcerelease.lua
@@ -23,23 +24,23 @@ var forceReleaseScript = luascripts.New("lock/forcerelease.lua", forceReleaseSou
 // still act. Its token is what stops it: once the next holder has written
 // with a higher token, a fence refuses the old holder's writes.
 func (l *Locker) ForceRelease(ctx context.Context, name string) (bool, error) {
-	if err := checkName(name); err != nil {
+	if err := l.core().CheckName(name); err != nil {
 		return false, err
 	}
 	start := time.Now()
-	n, err := forceReleaseScript.Run(ctx, l.client, []string{l.cfg.lockKey(name)}).Int()
+	n, err := forceReleaseScript.Run(ctx, l.cfg.Client, []string{l.cfg.lockKey(name)}).Int()
 	if err != nil {
-		err = wrap(ctx, "force release", name, err)
+		err = errs.Call(ctx, "force release", name, err)
 	}
-	if l.cfg.on() {
-		e := Event{Op: OpForceRelease, Outcome: OutcomeReleased, Name: name, Latency: time.Since(start), Err: err}
+	if l.cfg.On() {
+		e := leasecore.Event{Op: opForceRelease, Outcome: leasecore.OutcomeReleased, Name: name, Latency: time.Since(start), Err: err}
 		switch {
 		case err != nil:
-			e.Outcome = OutcomeError
+			e.Outcome = leasecore.OutcomeError
 		case n != 1:
-			e.Outcome = OutcomeNotHeld
+			e.Outcome = leasecore.OutcomeNotHeld
 		}
-		l.cfg.observe(ctx, e)
+		l.cfg.Report(ctx, e, nil)
 	}
 	return err == nil && n == 1, err
 }

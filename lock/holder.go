@@ -18,13 +18,13 @@ var holderScript = luascripts.NewReadOnly("lock/holder.lua", holderSource)
 // remaining TTL. It is a diagnostic: the answer may be stale by the time it
 // arrives, so never decide to write on it.
 func (l *Locker) Holder(ctx context.Context, name string) (Holder, error) {
-	if err := checkName(name); err != nil {
+	if err := l.core().CheckName(name); err != nil {
 		return Holder{}, err
 	}
 	key := l.cfg.lockKey(name)
-	res, err := holderScript.Run(ctx, l.client, []string{key, counterKey(key)}).Slice()
+	res, err := holderScript.Run(ctx, l.cfg.Client, []string{key, counterKey(key)}).Slice()
 	if err != nil {
-		return Holder{}, wrap(ctx, "holder", name, err)
+		return Holder{}, errs.Call(ctx, "holder", name, err)
 	}
 	return decodeHolder(name, res)
 }

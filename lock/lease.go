@@ -1,6 +1,10 @@
 package lock
 
-import "time"
+import (
+	"time"
+
+	"github.com/redis-primitives/go/internal/luascripts/leasecore"
+)
 
 // Lease is one acquisition of a lock. Token is what makes it useful: pass it
 // with every write the lock protects, so the resource can refuse a holder
@@ -39,6 +43,11 @@ type Lease struct {
 // may treat the lease as held, unless it is extended first.
 func (l *Lease) Deadline(margin time.Duration) time.Time {
 	return l.RequestedAt.Add(l.TTL - margin)
+}
+
+// Held reads lease for the lease core.
+func (kind) Held(lease *Lease) leasecore.Held {
+	return leasecore.Held{Name: lease.Name, Token: lease.Token, Capacity: 1, TTL: lease.TTL, Sent: lease.RequestedAt, Acquired: lease.acquiredAt}
 }
 
 // Holder describes who holds a lock, as returned by Locker.Holder.

@@ -2,9 +2,9 @@ package lock
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/redis-primitives/go/internal/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts/leasecore"
 )
 
 // Client is a Redis client through its adapter module:
@@ -19,49 +19,37 @@ type Client = luascripts.Client
 // of the package doc. It is safe for concurrent use; make one per client
 // and share it.
 type Locker struct {
-	client Client
-	cfg    config
+	cfg    config              // its lease core among them
 	batch  *luascripts.Batcher // nil unless WithBatching
+	policy luascripts.Policy   // read by WithCounterTokens' acquires
 }
 
 // New returns a Locker that uses client. It fails with ErrNilClient for a
 // nil client and ErrInvalidOption for a bad option.
 func New(client Client, opts ...Option) (*Locker, error) {
-	if luascripts.IsNil(client) {
-		return nil, ErrNilClient
-	}
 	cfg := defaults()
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, invalid("nil option")
-		}
-		if err := opt(&cfg); err != nil {
-			return nil, err
-		}
+	if err := leasecore.Configure(errs, client, &cfg, opts); err != nil {
+		return nil, err
 	}
 	batch, err := newBatcher(client, cfg.batch)
 	if err != nil {
 		return nil, err
 	}
-	return &Locker{client: client, cfg: cfg, batch: batch}, nil
+	l := &Locker{cfg: cfg, batch: batch}
+	l.cfg.Client, l.cfg.ExtendScript, l.cfg.ReleaseScript = client, l.extendScript, l.releaseScript
+	return l, nil
 }
 
-// checkTTL rejects what Redis cannot express, and a TTL that leaves no time
-// once the safety margin is taken off (the lease's deadline would be no
-// later than its request), and truncates to whole milliseconds, so the
-// lease never claims more time than the server gives.
-func (l *Locker) checkTTL(ttl time.Duration) (time.Duration, error) {
-	if ttl < time.Millisecond {
-		return 0, fmt.Errorf("%w: %v (want ≥ 1ms)", ErrInvalidTTL, ttl)
+// core is the lease core the Locker stands on; nil for a nil Locker, whose
+// calls it refuses with ErrNilClient, as a Locker not made by New's.
+func (l *Locker) core() *leasecore.Core[Lease, Event, kind] {
+	if l == nil {
+		return nil
 	}
-	ttl = ttl.Truncate(time.Millisecond)
-	if margin := l.cfg.marginFor(ttl); ttl <= margin {
-		return 0, fmt.Errorf("%w: %v leaves no time once the safety margin %v is taken off", ErrInvalidTTL, ttl, margin)
-	}
-	return ttl, nil
+	return &l.cfg.Core
 }
 
-func checkLease(lease *Lease) error {
+func (kind) Check(lease *Lease) error {
 	if lease == nil || lease.value == "" || lease.keys[0] == "" {
 		return fmt.Errorf("%w: nil or not returned by Acquire", ErrInvalidLease)
 	}

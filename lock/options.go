@@ -1,77 +1,47 @@
 package lock
 
 import (
-	"fmt"
-	"strings"
 	"time"
+
+	"github.com/redis-primitives/go/internal/luascripts/leasecore"
 )
 
 // Option changes a Locker's defaults. New validates each one.
 type Option func(*config) error
 
 type config struct {
-	prefix string
-	owner  string
+	// WithPrefix, WithOwner, WithSafetyMargin, WithRenewFraction,
+	// WithWaitBackoff, WithHook, WithLogger; New sets the client.
+	leasecore.Core[Lease, Event, kind]
 
 	replicas       int
 	replicaTimeout time.Duration
 	failClosed     bool
 
-	margin    time.Duration
-	marginSet bool
-	renew     float64
-
-	waitMin, waitMax time.Duration
-
 	counterTokens bool             // WithCounterTokens
 	serverTime    func() time.Time // WithServerTimeForTests
 
 	batch int // WithBatching: the largest batch, 0 for none
-
-	observer // WithHook, WithLogger
 }
 
 func defaults() config {
-	return config{
-		prefix:  defaultPrefix,
-		owner:   randomHex(ownerBytes),
-		renew:   1.0 / 3,
-		waitMin: 25 * time.Millisecond,
-		waitMax: time.Second,
-	}
+	return config{Core: leasecore.Core[Lease, Event, kind]{Options: leasecore.Defaults(errs, defaultPrefix)}}
 }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
-}
+// invalid returns an error matching ErrInvalidOption, saying why.
+func invalid(format string, args ...any) error { return errs.Invalid(format, args...) }
 
 // WithPrefix sets the prefix of every key and channel name (default
 // "lock:"). It must not be empty or contain '{' or '}', which would move the
 // hash tag the keys of one name share.
-func WithPrefix(prefix string) Option {
-	return func(c *config) error {
-		if prefix == "" || strings.ContainsAny(prefix, "{}") {
-			return invalid("prefix %q must be non-empty and contain no braces", prefix)
-		}
-		c.prefix = prefix
-		return nil
-	}
-}
+func WithPrefix(prefix string) Option { return func(c *config) error { return c.SetPrefix(prefix) } }
 
 // WithOwner sets the label stored with every lock this Locker takes, for
 // diagnostics (Holder, HeldError), such as a host name or node id. It is
 // not what Release and Extend compare: each acquisition has its own random
 // id, so two Lockers with the same owner still exclude each other. The
 // default is random.
-func WithOwner(owner string) Option {
-	return func(c *config) error {
-		if owner == "" {
-			return invalid("empty owner")
-		}
-		c.owner = owner
-		return nil
-	}
-}
+func WithOwner(owner string) Option { return func(c *config) error { return c.SetOwner(owner) } }
 
 // WithReplicas makes Acquire wait, with WAIT, until n replicas have the lock
 // or timeout passes. If fewer acknowledge, a fail-closed Locker releases the
@@ -103,40 +73,18 @@ func WithReplicas(n int, timeout time.Duration, failClosed bool) Option {
 // when the acquire or renewal was sent, a Keeper or WithLock stops trusting
 // the lease. The default is ttl/100 + 2ms, covering the drift between the
 // local clock and the server's.
-func WithSafetyMargin(d time.Duration) Option {
-	return func(c *config) error {
-		if d < 0 {
-			return invalid("negative safety margin %v", d)
-		}
-		c.margin, c.marginSet = d, true
-		return nil
-	}
-}
+func WithSafetyMargin(d time.Duration) Option { return func(c *config) error { return c.SetMargin(d) } }
 
 // WithRenewFraction sets how often WithLock renews, as a fraction of the
 // lease's TTL (default 1/3: two chances to renew before the deadline).
-func WithRenewFraction(f float64) Option {
-	return func(c *config) error {
-		if !(f > 0 && f < 1) {
-			return invalid("renew fraction %v not in (0, 1)", f)
-		}
-		c.renew = f
-		return nil
-	}
-}
+func WithRenewFraction(f float64) Option { return func(c *config) error { return c.SetRenew(f) } }
 
 // WithWaitBackoff sets the fallback of AcquireWait: when no release
 // notification arrives, it retries after a jittered delay that starts near
 // min and doubles up to max (defaults 25ms and 1s), and never later than the
 // moment the holder's lease expires.
 func WithWaitBackoff(min, max time.Duration) Option {
-	return func(c *config) error {
-		if min <= 0 || max < min {
-			return invalid("wait backoff %v..%v", min, max)
-		}
-		c.waitMin, c.waitMax = min, max
-		return nil
-	}
+	return func(c *config) error { return c.SetBackoff(min, max) }
 }
 
 // WithCounterTokens makes tokens counter-only: each is the name's counter
@@ -182,12 +130,4 @@ func (c *config) tokenClock() any {
 		return c.serverTime().UnixMicro()
 	}
 	return "t"
-}
-
-// marginFor returns the safety margin for a lease of ttl.
-func (c *config) marginFor(ttl time.Duration) time.Duration {
-	if c.marginSet {
-		return c.margin
-	}
-	return ttl/100 + 2*time.Millisecond
 }

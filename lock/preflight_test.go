@@ -119,3 +119,16 @@ func TestPreflightReportsAScriptTheUserMayNotRunInsteadOfFailing(t *testing.T) {
 		t.Fatalf("report %+v, want the refused script named", r)
 	}
 }
+
+// Under memory pressure a volatile-* policy evicts keys with a TTL, held
+// locks among them (ADR 0029): the report says so, where it was silent.
+func TestPreflightReportsAVolatilePolicyThatCanEvictHeldLocks(t *testing.T) {
+	s := redistest.Start(t, redistest.Own(), redistest.Args("--maxmemory-policy", "volatile-lru", "--appendonly", "yes"))
+	r, err := newLocker(t, s).Preflight(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "volatile-lru may evict held leases") {
+		t.Fatalf("problems %q, want the held leases a volatile-lru policy may evict", r.Problems)
+	}
+}

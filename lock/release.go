@@ -24,19 +24,11 @@ var releaseScript = luascripts.New("lock/release.lua", releaseSource)
 // after releasing): it returns an error matching ErrReplyLost, and the
 // lock is released or expires with its TTL.
 func (l *Locker) Release(ctx context.Context, lease *Lease) (bool, error) {
-	if err := checkLease(lease); err != nil {
-		return false, err
-	}
-	var start time.Time
-	if l.cfg.on() {
-		start = time.Now()
-	}
+	return l.core().Release(ctx, lease)
+}
+
+// releaseScript runs release.lua for lease: compare-and-delete.
+func (l *Locker) releaseScript(ctx context.Context, lease *Lease) (bool, time.Time, error) {
 	n, err := l.run(ctx, lease.Name, releaseScript, lease.keys[:1], lease.value).Int()
-	if err != nil {
-		err = wrap(ctx, "release", lease.Name, err)
-	}
-	if l.cfg.on() {
-		l.releaseEvent(ctx, lease, start, n == 1, err)
-	}
-	return err == nil && n == 1, err
+	return err == nil && n == 1, time.Time{}, err
 }

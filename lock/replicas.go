@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/redis-primitives/go/internal/luascripts/leasecore"
 )
 
 // acquireReplicated runs the acquire script followed by WAIT
@@ -11,19 +13,22 @@ import (
 // its own connection, so it must follow the script on the same
 // connection, which the client's EvalWait promises.
 func (l *Locker) acquireReplicated(ctx context.Context, lease *Lease, keys []string, args []any) (*Lease, error) {
-	reply, acked, waitErr := acquireScript.RunWait(ctx, l.client, keys, args, l.cfg.replicas, l.cfg.replicaTimeout)
+	reply, acked, waitErr := acquireScript.RunWait(ctx, l.cfg.Client, keys, args, l.cfg.replicas, l.cfg.replicaTimeout)
 	res, err := reply.Result()
 	if err != nil {
 		err = acquireTooOld(err)
-		if noReply(err) {
-			l.cleanUp(lease)
+		if leasecore.NoReply(err) {
+			l.cfg.GiveBack(ctx, lease)
 		}
-		return nil, wrap(ctx, "acquire", lease.Name, err)
+		return nil, errs.Call(ctx, "acquire", lease.Name, err)
 	}
 	if waitErr != nil {
-		// The acquire may have succeeded: give back what it took.
-		l.cleanUp(lease)
-		return nil, wrap(ctx, "acquire", lease.Name, waitErr)
+		// The acquire ran, and may have taken the lock: give back what it
+		// took (a refusal, which names the holder, took nothing).
+		if _, held := res.([]any); !held {
+			l.cfg.GiveBack(ctx, lease)
+		}
+		return nil, errs.Call(ctx, "acquire", lease.Name, waitErr)
 	}
 	if err := lease.acquired(res); err != nil {
 		return nil, err
@@ -48,17 +53,17 @@ func (l *Locker) acquireReplicated(ctx context.Context, lease *Lease, keys []str
 // holder does not count on it, since a replica promoted without it lets
 // the lock expire at the previous deadline.
 func (l *Locker) extendReplicated(ctx context.Context, lease *Lease, ttl time.Duration) error {
-	reply, acked, waitErr := extendScript.RunWait(ctx, l.client, lease.keys[:1], []any{lease.value, ttl.Milliseconds()},
+	reply, acked, waitErr := extendScript.RunWait(ctx, l.cfg.Client, lease.keys[:1], []any{lease.value, ttl.Milliseconds()},
 		l.cfg.replicas, l.cfg.replicaTimeout)
 	n, err := reply.Int()
 	if err != nil {
-		return wrap(ctx, "extend", lease.Name, err)
+		return errs.Call(ctx, "extend", lease.Name, err)
 	}
 	if n != 1 {
-		return fmt.Errorf("%w: %q (token %d)", ErrNotHeld, lease.Name, lease.Token)
+		return errs.NotHeldError(lease.Name, lease.Token)
 	}
 	if waitErr != nil {
-		return wrap(ctx, "extend", lease.Name, waitErr)
+		return errs.Call(ctx, "extend", lease.Name, waitErr)
 	}
 	if acked < l.cfg.replicas && l.cfg.failClosed {
 		return fmt.Errorf("%w: extend %q: %d of %d replicas within %v", ErrNotReplicated, lease.Name, acked, l.cfg.replicas, l.cfg.replicaTimeout)

@@ -200,7 +200,7 @@ func TestKeeperWithReplicasLosesTheLeaseWhenNoReplicaAcknowledgesItsRenewals(t *
 	const ttl, interval, timeout = time.Second, 250 * time.Millisecond, 200 * time.Millisecond
 	var refused atomic.Int64 // renewals refused as not replicated
 	l := newLocker(t, s, lock.WithReplicas(1, timeout, true), lock.WithHook(func(_ context.Context, e lock.Event) {
-		if e.Op == lock.OpExtend && errors.Is(e.Err, lock.ErrNotReplicated) {
+		if e.Op == "extend" && errors.Is(e.Err, lock.ErrNotReplicated) {
 			refused.Add(1)
 		}
 	}))

@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"runtime"
 	"strings"
@@ -115,36 +116,48 @@ func TestWithLockCancelsFnWithinOneRenewIntervalWhenTheLockIsDeletedUnderIt(t *t
 	}
 }
 
+// The cancel is late only by what the machine held this process back: a
+// round whose cancel came past the bound while a timer of the test's own
+// fired as late is tried again (at most three).
 func TestWithLockCancelsFnBeforeTheLeaseEndsWhenRedisIsFrozen(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
 	const ttl = 300 * time.Millisecond
 	interval := ttl / 3
 	margin := ttl/100 + 2*time.Millisecond // the default
 	l := newLocker(t, s)
-	var took time.Duration
-	err := l.WithLock(context.Background(), "job", ttl, func(ctx context.Context, lease *lock.Lease) error {
-		s.Freeze(t)
-		defer s.Thaw(t)
-		frozen := time.Now()
-		select {
-		case <-ctx.Done():
-			took = time.Since(frozen)
-		case <-time.After(10 * ttl):
-			t.Fatal("fn's context was never cancelled while Redis was frozen")
-		}
-		if cause := context.Cause(ctx); !errors.Is(cause, lock.ErrLeaseLost) || !errors.Is(cause, lock.ErrDeadline) {
-			t.Errorf("cause %v, want ErrLeaseLost and ErrDeadline", cause)
-		}
-		return nil
-	})
-	t.Logf("Redis frozen: fn's context cancelled %v later (ttl %v, renew every %v, margin %v)", took, ttl, interval, margin)
-	if !errors.Is(err, lock.ErrLeaseLost) || !errors.Is(err, lock.ErrDeadline) {
-		t.Fatalf("WithLock: %v, want ErrLeaseLost (deadline)", err)
-	}
 	// The last renewal that succeeded was sent at most one interval (plus its
 	// round trip) before the freeze: the deadline falls in this range.
-	if low, high := ttl-margin-interval-50*time.Millisecond, ttl-margin+50*time.Millisecond; took < low || took > high {
-		t.Fatalf("cancelled %v after the freeze, want between %v and %v", took, low, high)
+	low, high := ttl-margin-interval-50*time.Millisecond, ttl-margin+50*time.Millisecond
+	for attempt := 1; ; attempt++ {
+		var took time.Duration
+		pauses := redistest.WatchPauses()
+		err := l.WithLock(context.Background(), fmt.Sprintf("job-%d", attempt), ttl, func(ctx context.Context, lease *lock.Lease) error {
+			s.Freeze(t)
+			defer s.Thaw(t)
+			frozen := time.Now()
+			select {
+			case <-ctx.Done():
+				took = time.Since(frozen)
+			case <-time.After(10 * ttl):
+				t.Fatal("fn's context was never cancelled while Redis was frozen")
+			}
+			if cause := context.Cause(ctx); !errors.Is(cause, lock.ErrLeaseLost) || !errors.Is(cause, lock.ErrDeadline) {
+				t.Errorf("cause %v, want ErrLeaseLost and ErrDeadline", cause)
+			}
+			return nil
+		})
+		paused := pauses.Stop()
+		t.Logf("Redis frozen: fn's context cancelled %v later (ttl %v, renew every %v, margin %v; the process paused %v at most)", took, ttl, interval, margin, paused)
+		if !errors.Is(err, lock.ErrLeaseLost) || !errors.Is(err, lock.ErrDeadline) {
+			t.Fatalf("WithLock: %v, want ErrLeaseLost (deadline)", err)
+		}
+		if took > high && paused >= took-high && attempt < 3 {
+			continue // the machine, not the Keeper, was late
+		}
+		if took < low || took > high {
+			t.Fatalf("cancelled %v after the freeze, want between %v and %v", took, low, high)
+		}
+		return
 	}
 }
 

@@ -91,7 +91,9 @@ func aclPaths(ctx context.Context, c semaphore.Client, prefix string, marked fun
 		return err
 	}
 	const ttl, budget = 20 * time.Second, 4 * time.Second
-	short, err := i.Acquire(ctx, "job", 2, time.Millisecond)
+	// 3ms: the shortest TTL that leaves time once the default safety
+	// margin (TTL/100 + 2ms) is taken off.
+	short, err := i.Acquire(ctx, "job", 2, 3*time.Millisecond)
 	if err != nil {
 		return fmt.Errorf("acquire: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/internal/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts/leasecore"
 )
 
 //go:embed acquire.lua
@@ -23,20 +24,10 @@ var acquireScript = luascripts.NewIdempotent("semaphore/acquire.lua", acquireSou
 // and says when the first of them expires. It does not wait; see
 // AcquireWait.
 //
-// Capacity is per call, not stored: a call with a lower capacity than the
-// live permits is refused until enough of them are released or expire;
-// holders above it keep their permits.
-//
-// The permit's id is chosen here before the call is sent, so when the
-// client resends a script whose reply it lost, the resend finds the permit
-// the first send granted and returns it: one call takes at most one permit.
-//
-// An Acquire that got no reply (its context ended, the connection was lost)
-// may still run on the server after it returned: a frozen or slow server
-// runs the queued script when it wakes. The Issuer then gives that permit
-// back, in the background and by its own id, once the server answers again
-// (within the TTL of the attempt; a permit taken later still expires with
-// its TTL). It never touches another holder's permit.
+// Capacity is per call, not stored (see the package doc). One call takes
+// at most one permit, also when the client resends it; one whose reply
+// never came gives back, in the background and by its own id, what it may
+// have taken once the server answers again (see the package doc).
 func (s *Issuer) Acquire(ctx context.Context, name string, capacity int, ttl time.Duration) (*Permit, error) {
 	return s.acquire(ctx, name, capacity, ttl, false)
 }
@@ -44,37 +35,56 @@ func (s *Issuer) Acquire(ctx context.Context, name string, capacity int, ttl tim
 // acquire is Acquire; waiting marks a full semaphore so that its next
 // release is published (AcquireWait, once subscribed).
 func (s *Issuer) acquire(ctx context.Context, name string, capacity int, ttl time.Duration, waiting bool) (*Permit, error) {
-	ttl, err := checkCall(name, capacity, ttl)
+	ttl, err := s.core().CheckCall(name, capacity, ttl)
 	if err != nil {
 		return nil, err
 	}
-	p := &Permit{Name: name, ID: newID(), Capacity: capacity, TTL: ttl, Owner: s.cfg.owner, keys: s.cfg.keys(name)}
+	p := &Permit{Name: name, ID: newID(), Capacity: capacity, TTL: ttl, Owner: s.cfg.Owner, keys: s.cfg.keys(name)}
 	args := []any{capacity, ttl.Milliseconds(), p.ID, p.Owner}
 	if waiting {
 		args = append(args, "w")
 	}
 	p.RequestedAt = time.Now()
-	res, err := acquireScript.Run(ctx, s.client, p.keys[:], args...).Int64Slice()
-	if err != nil {
-		if unanswered(err) {
-			s.reclaim(p)
-		}
-		err = netErr(ctx, "acquire", name, err)
-		s.observe(ctx, Event{Op: OpAcquire, Outcome: OutcomeError, Name: name, Capacity: capacity, Latency: time.Since(p.RequestedAt), Err: err})
-		return nil, err
-	}
-	e := Event{Op: OpAcquire, Outcome: OutcomeAcquired, Name: name, Capacity: capacity, Latency: time.Since(p.RequestedAt)}
+	res, err := acquireScript.Run(ctx, s.cfg.Client, p.keys[:], args...).Int64Slice()
+	e := leasecore.Event{Op: leasecore.OpAcquire, Outcome: leasecore.OutcomeError, Name: name, Capacity: capacity, Latency: time.Since(p.RequestedAt)}
 	switch {
+	case err != nil:
+		if leasecore.NoReply(err) {
+			s.cfg.GiveBack(ctx, p)
+		}
+		e.Err = errs.Call(ctx, "acquire", name, err)
+		s.cfg.Report(ctx, e, nil)
+		return nil, e.Err
 	case len(res) == 2 && res[0] > 0:
 		p.Token, p.Granted, p.acquiredAt = res[0], serverTime(res[1]), p.RequestedAt
-		e.PermitID, e.Token, e.ServerTime = p.ID, p.Token, p.Granted
-		s.observe(ctx, e)
+		e.Outcome, e.ID, e.Token, e.ServerTime = leasecore.OutcomeAcquired, p.ID, p.Token, p.Granted
+		s.cfg.Report(ctx, e, p)
 		return p, nil
 	case len(res) == 4 && res[0] == 0:
 		full := &FullError{Name: name, Capacity: capacity, Holders: int(res[2]), Expires: time.Duration(res[3]) * time.Microsecond}
-		e.Outcome, e.ServerTime, e.Holders, e.Err = OutcomeFull, serverTime(res[1]), full.Holders, full
-		s.observe(ctx, e)
+		e.Outcome, e.ServerTime, e.Holders, e.Err = outcomeFull, serverTime(res[1]), full.Holders, full
+		s.cfg.Report(ctx, e, nil)
 		return nil, full
 	}
 	return nil, fmt.Errorf("semaphore: acquire %q: unexpected reply %v", name, res)
 }
+
+// FullError is the error Acquire returns when no permit is free. It
+// describes the semaphore as the refusing script saw it.
+type FullError struct {
+	Name string
+	// Capacity is the capacity the refused call asked for.
+	Capacity int
+	// Holders is how many live permits there were: at least Capacity.
+	Holders int
+	// Expires is how long until the earliest live permit expires: the
+	// longest a waiter must wait for a crashed holder.
+	Expires time.Duration
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("%s: %q (%d live, capacity %d, the first expires in %v)", ErrFull, e.Name, e.Holders, e.Capacity, e.Expires)
+}
+
+// Is makes errors.Is(err, ErrFull) true.
+func (e *FullError) Is(target error) bool { return target == ErrFull }

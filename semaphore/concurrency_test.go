@@ -29,9 +29,9 @@ func (tr *serverTrace) hook(_ context.Context, e semaphore.Event) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	switch {
-	case e.Op == semaphore.OpAcquire && e.Outcome == semaphore.OutcomeAcquired:
+	case e.Op == "acquire" && e.Outcome == "acquired":
 		tr.granted[e.PermitID], tr.tokens[e.PermitID] = e.ServerTime, e.Token
-	case e.Op == semaphore.OpRelease && e.Outcome == semaphore.OutcomeReleased:
+	case e.Op == "release" && e.Outcome == "released":
 		tr.released[e.PermitID] = e.ServerTime
 	}
 }

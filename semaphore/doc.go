@@ -5,12 +5,11 @@
 // before.
 //
 // Acquire takes one permit of a name for a TTL in one atomic script, given
-// the capacity on each call; AcquireWait waits for one, woken by a release;
-// Release and Extend act only on a permit that is still live; WithPermit
-// runs a function under a permit and renews it, cancelling the function's
-// context the moment the permit can no longer be proven, and Keep does the
-// renewing for a permit held beyond one call. Holders lists the live
-// permits. Package httpsem limits the requests in flight per key with it.
+// the capacity on each call; AcquireWait waits for one; Release and Extend
+// act only on a live permit; WithPermit runs a function under a permit,
+// renewed as Keep renews one, as package lock's WithLock and Keep do.
+// Holders lists the live permits. Package httpsem limits the requests in
+// flight per key with it.
 //
 // # What is guaranteed
 //
@@ -61,8 +60,11 @@
 //     never came may have run, on a frozen server once it wakes; the Issuer
 //     then gives that permit back, by its own id and never another
 //     holder's, once the server answers again, in the background and for
-//     at most the attempt's TTL (internal/clienttest's
-//     TestSemaphoreAcquireThatTimedOutOnAFrozenServerIsGivenBackOnceTheServerWakes,
+//     at most the attempt's TTL; it looks again until then, as the acquire
+//     may land later, held on a connection that failed while a new one got
+//     through (internal/clienttest's
+//     TestSemaphoreAcquireThatTimedOutOnAFrozenServerIsGivenBackOnceTheServerWakes
+//     and TestSemaphoreAnAcquireDeliveredAfterItsGiveBackIsFreedLongBeforeItsTTL,
 //     on every client).
 //   - Fairness: waiters woken by a release race, and one of them wins.
 //   - Expiry on your clock: a step of the Redis host's clock shortens or
@@ -93,22 +95,16 @@
 //	    +time +zrange +zcount +zscore +zadd +zrem +hset +hdel +hmget
 //	    +get +set +del +pexpire +publish +subscribe +info +config|get
 //
-// EVALSHA/EVALSHA_RO run the scripts and EVAL/EVAL_RO load one the server
-// does not have yet; every command a script runs is checked against the
-// user's ACL too. SUBSCRIBE is AcquireWait's; INFO and CONFIG GET are
-// Preflight's only, and Preflight reports in Report.Refused any of the
-// others the user may not run. TestUserLimitedToTheDocumentedACLRunsEveryPathAndNeedsEveryCommand
-// runs every path as exactly this user and shows that each command is
-// needed.
+// The scripts' commands are checked against the user's ACL as lock's are;
+// SUBSCRIBE is AcquireWait's, INFO and CONFIG GET Preflight's, which
+// reports in Report.Refused any command the user may not run.
+// TestUserLimitedToTheDocumentedACLRunsEveryPathAndNeedsEveryCommand runs
+// every path as exactly this user and shows that each command is needed.
 //
 // # Clients
 //
-// New takes a Client: a Redis client through its adapter module,
-// goredisadapter.New(rdb) for go-redis (semaphore.New(goredisadapter.New(rdb))),
-// rueidisadapter.New(rc) for rueidis, valkeyadapter.New(vc) for valkey-go;
-// one server, a Sentinel-monitored primary or a Cluster alike.
-//
-// On go-redis, set ContextTimeoutEnabled in the client's options: without
-// it go-redis bounds a call by its ReadTimeout and WriteTimeout only, not
-// by the context's deadline.
+// New takes a Client, your Redis client through its adapter module:
+// goredisadapter.New(rdb) for go-redis (set ContextTimeoutEnabled, so that
+// a context's deadline bounds each call), rueidisadapter.New(rc) or
+// valkeyadapter.New(vc); one server, a Sentinel primary or a Cluster alike.
 package semaphore

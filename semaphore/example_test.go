@@ -34,30 +34,6 @@ func ExampleNew() {
 	_ = sem
 }
 
-// The README's semaphore quickstart is this function's body, word for word
-// (examples/snippets_test.go checks it).
-func Example_quickstart() {
-	ctx := context.Background()
-	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	sem, err := semaphore.New(goredisadapter.New(rdb))
-	if err != nil {
-		log.Fatal(err) // a nil client or a bad option
-	}
-	// At most 5 exports of tenant 42 at a time, each permit a 30s lease.
-	permit, err := sem.Acquire(ctx, "exports:tenant-42", 5, 30*time.Second)
-	if errors.Is(err, semaphore.ErrFull) {
-		return // 5 are running; *semaphore.FullError says when the first expires
-	}
-	if err != nil {
-		log.Print(err) // Redis unreachable or ctx done: there is no permit
-		return
-	}
-	defer sem.Release(ctx, permit)             // gives the place back; a crash gives it back at the TTL
-	runExport(ctx, "export-981", permit.Token) // the token travels with every write to this export
-}
-
-func runExport(ctx context.Context, id string, token int64) { _, _, _ = ctx, id, token }
-
 func ExampleIssuer_Acquire() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
@@ -200,7 +176,7 @@ func ExampleIssuer_Preflight() {
 func ExampleWithHook() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	sem, err := semaphore.New(goredisadapter.New(rdb), semaphore.WithHook(func(_ context.Context, e semaphore.Event) {
-		if e.Outcome == semaphore.OutcomeFull {
+		if e.Outcome == "full" {
 			log.Printf("%s is full: %d live of %d", e.Name, e.Holders, e.Capacity)
 		}
 	}))

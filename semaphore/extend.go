@@ -21,42 +21,20 @@ var extendScript = luascripts.NewIdempotent("semaphore/extend.lua", extendSource
 // no acquire has dropped it yet, and Extend returns ErrNotHeld. On success
 // it sets p.TTL and p.RequestedAt (when the extend was sent).
 func (s *Issuer) Extend(ctx context.Context, p *Permit, ttl time.Duration) error {
-	if err := checkPermit(p); err != nil {
-		return err
-	}
-	if ttl < time.Millisecond {
-		return fmt.Errorf("%w: %v (want ≥ 1ms)", ErrInvalidTTL, ttl)
-	}
-	ttl = ttl.Truncate(time.Millisecond)
-	sent := time.Now()
-	if err := s.extend(ctx, p, ttl); err != nil {
-		return err
-	}
-	p.TTL, p.RequestedAt = ttl, sent
-	return nil
+	return s.core().Extend(ctx, p, ttl)
 }
 
-// extend runs extend.lua for p without changing p: WithPermit's renewals
-// run it from their own goroutine.
-func (s *Issuer) extend(ctx context.Context, p *Permit, ttl time.Duration) error {
-	start := time.Now()
-	res, err := extendScript.Run(ctx, s.client, []string{p.keys[0], p.keys[1], p.keys[3]}, p.ID, ttl.Milliseconds()).Int64Slice()
-	e := Event{Op: OpExtend, Outcome: OutcomeOK, Name: p.Name, Capacity: p.Capacity, PermitID: p.ID, Token: p.Token, Latency: time.Since(start)}
+// extendScript runs extend.lua for p without changing p: a Keeper's
+// renewals run it from their own goroutine.
+func (s *Issuer) extendScript(ctx context.Context, p *Permit, ttl time.Duration) (time.Time, error) {
+	res, err := extendScript.Run(ctx, s.cfg.Client, p.heldKeys(), p.ID, ttl.Milliseconds()).Int64Slice()
 	switch {
 	case err != nil:
-		err = netErr(ctx, "extend", p.Name, err)
-		e.Outcome = OutcomeError
+		return time.Time{}, errs.Call(ctx, "extend", p.Name, err)
 	case len(res) != 2:
-		err = fmt.Errorf("semaphore: extend %q: unexpected reply %v", p.Name, res)
-		e.Outcome = OutcomeError
+		return time.Time{}, fmt.Errorf("semaphore: extend %q: unexpected reply %v", p.Name, res)
 	case res[0] != 1:
-		err = fmt.Errorf("%w: %q (token %d)", ErrNotHeld, p.Name, p.Token)
-		e.Outcome = OutcomeNotHeld
+		return serverTime(res[1]), errs.NotHeldError(p.Name, p.Token)
 	}
-	if err == nil || e.Outcome == OutcomeNotHeld {
-		e.ServerTime = serverTime(res[1])
-	}
-	e.Err = err
-	s.observe(ctx, e)
-	return err
+	return serverTime(res[1]), nil
 }

@@ -16,17 +16,28 @@ var holdersSource string
 
 var holdersScript = luascripts.NewReadOnly("semaphore/holders.lua", holdersSource)
 
+// Holder is one live permit, as Holders reports it.
+type Holder struct {
+	ID    string
+	Token int64
+	Owner string
+	// Granted is the server's clock when the permit was granted.
+	Granted time.Time
+	// TTL is the permit's remaining time to live.
+	TTL time.Duration
+}
+
 // Holders reports the live permits of the semaphore called name, the one
 // that expires first first. It is a diagnostic: the answer may be stale by
 // the time it arrives, so never decide to write on it.
 func (s *Issuer) Holders(ctx context.Context, name string) ([]Holder, error) {
-	if err := checkName(name); err != nil {
+	if err := s.core().CheckName(name); err != nil {
 		return nil, err
 	}
 	keys := s.cfg.keys(name)
-	res, err := holdersScript.Run(ctx, s.client, keys[:2]).Slice()
+	res, err := holdersScript.Run(ctx, s.cfg.Client, keys[:2]).Slice()
 	if err != nil {
-		return nil, netErr(ctx, "holders", name, err)
+		return nil, errs.Call(ctx, "holders", name, err)
 	}
 	if len(res)%3 != 1 {
 		return nil, fmt.Errorf("semaphore: holders %q: unexpected reply %v", name, res)

@@ -1,12 +1,15 @@
 package semaphore
 
-import "time"
+import (
+	"time"
+
+	"github.com/redis-primitives/go/internal/luascripts/leasecore"
+)
 
 // Permit is one place in a semaphore, held until it is released or its TTL
-// passes. Token is what makes it safe to act on: pass it with every write
-// the permit guards, so the resource can refuse a holder whose permit
-// expired (package fence). A Permit is a plain value owned by one
-// goroutine; Extend updates it.
+// passes. Pass its Token with every write the permit guards, so the
+// resource can refuse a holder whose permit expired (package fence). A
+// Permit is a plain value owned by one goroutine; Extend updates it.
 type Permit struct {
 	// Name is the semaphore's name.
 	Name string
@@ -24,8 +27,7 @@ type Permit struct {
 	// Owner is the Issuer's owner label stored with the permit.
 	Owner string
 	// RequestedAt is the local time the acquire, or the last Extend, was
-	// sent, with its monotonic reading: the server started the TTL later,
-	// so Deadline errs early, never late.
+	// sent (monotonic), so Deadline errs early, never late.
 	RequestedAt time.Time
 	// Granted is the server's clock when it granted the permit.
 	Granted time.Time
@@ -34,19 +36,16 @@ type Permit struct {
 	acquiredAt time.Time // RequestedAt of the acquire, which Extend does not move: for Event.HeldFor
 }
 
+// Held reads p for the lease core.
+func (kind) Held(p *Permit) leasecore.Held {
+	return leasecore.Held{Name: p.Name, ID: p.ID, Token: p.Token, Capacity: p.Capacity, TTL: p.TTL, Sent: p.RequestedAt, Acquired: p.acquiredAt, Granted: p.Granted}
+}
+
+// Extended records an Extend for ttl sent at sent.
+func (kind) Extended(p *Permit, sent time.Time, ttl time.Duration) { p.TTL, p.RequestedAt = ttl, sent }
+
 // Deadline returns RequestedAt + TTL - margin: the last moment this process
 // may treat the permit as held, unless it is extended first.
 func (p *Permit) Deadline(margin time.Duration) time.Time {
 	return p.RequestedAt.Add(p.TTL - margin)
-}
-
-// Holder is one live permit, as Holders reports it.
-type Holder struct {
-	ID    string
-	Token int64
-	Owner string
-	// Granted is the server's clock when the permit was granted.
-	Granted time.Time
-	// TTL is the permit's remaining time to live.
-	TTL time.Duration
 }

@@ -23,24 +23,14 @@ var releaseScript = luascripts.New("semaphore/release.lua", releaseSource)
 // report false after releasing): it returns an error matching
 // ErrReplyLost, and the permit is released or expires with its TTL.
 func (s *Issuer) Release(ctx context.Context, p *Permit) (bool, error) {
-	if err := checkPermit(p); err != nil {
-		return false, err
+	return s.core().Release(ctx, p)
+}
+
+// releaseScript runs release.lua for p: it removes p by its id alone.
+func (s *Issuer) releaseScript(ctx context.Context, p *Permit) (bool, time.Time, error) {
+	res, err := releaseScript.Run(ctx, s.cfg.Client, p.heldKeys(), p.ID).Int64Slice()
+	if err != nil || len(res) != 2 {
+		return false, time.Time{}, err
 	}
-	start := time.Now()
-	res, err := releaseScript.Run(ctx, s.client, []string{p.keys[0], p.keys[1], p.keys[3]}, p.ID).Int64Slice()
-	e := Event{Op: OpRelease, Outcome: OutcomeReleased, Name: p.Name, Capacity: p.Capacity, PermitID: p.ID, Token: p.Token,
-		Latency: time.Since(start), HeldFor: time.Since(p.acquiredAt)}
-	released := err == nil && len(res) == 2 && res[0] == 1
-	switch {
-	case err != nil:
-		err = netErr(ctx, "release", p.Name, err)
-		e.Outcome, e.Err = OutcomeError, err
-	case !released:
-		e.Outcome = OutcomeNotHeld
-	}
-	if err == nil && len(res) == 2 {
-		e.ServerTime = serverTime(res[1])
-	}
-	s.observe(ctx, e)
-	return released, err
+	return res[0] == 1, serverTime(res[1]), nil
 }

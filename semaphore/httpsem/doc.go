@@ -17,16 +17,17 @@
 // when any in-flight request ends, which no one can foresee) and an
 // application/problem+json body (RFC 9457), or whatever Config.Full writes.
 //
-// When Redis does not answer within Config.Timeout, Config.Unavailable
-// decides: FailOpen (the default) serves the request without a permit,
-// FailClosed answers 503 with Retry-After: 1. The Issuer's client must end
-// a call at its context's deadline (on go-redis, set ContextTimeoutEnabled
-// in the options of the client given to goredisadapter.New), or a frozen
-// server holds each request for the client's read timeout instead.
+// When Redis does not answer within Config.Timeout (default 100ms), the
+// request is served without a permit (it fails open, the default) or, with
+// Config.FailClosed, answered 503 with Retry-After: 1. The Issuer's client
+// must end a call at its context's deadline (on go-redis, set
+// ContextTimeoutEnabled in the options of the client given to
+// goredisadapter.New), or a frozen server holds each request for the
+// client's read timeout instead.
 //
 // Config.Hook, if set, is told about every request that is not skipped, as
 // an Event with the request's context: its Outcome (admitted, full,
 // failed_open, failed_closed, error), the request, key, the permit's token
 // or the number in flight, the acquire's latency and its error, for
-// metrics and traces. Module telemetry's HTTPSemHook is one.
+// metrics and traces. Module telemetry's HTTPSem is one.
 package httpsem

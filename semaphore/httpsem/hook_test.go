@@ -70,9 +70,9 @@ func TestHookSeesEveryOutcomeWithTheRequestAndItsContext(t *testing.T) {
 		return byHeader(r)
 	}
 	var h http.Handler // the up middleware: a request to /hold sends one to /nested while it holds its permit
-	newHandler := func(i *semaphore.Issuer, mode httpsem.Unavailable) http.Handler {
+	newHandler := func(i *semaphore.Issuer, failClosed bool) http.Handler {
 		m, err := httpsem.New(httpsem.Config{
-			Issuer: i, Key: key, Capacity: 1, Unavailable: mode, Hook: hook,
+			Issuer: i, Key: key, Capacity: 1, FailClosed: failClosed, Hook: hook,
 			TTL:  300 * time.Millisecond, // a reclaim of an unanswered acquire ends with it
 			Skip: func(r *http.Request) bool { return r.URL.Path == "/healthz" },
 		})
@@ -88,8 +88,8 @@ func TestHookSeesEveryOutcomeWithTheRequestAndItsContext(t *testing.T) {
 			}
 		}))
 	}
-	h = newHandler(up, httpsem.FailOpen)
-	open, closed := newHandler(down, httpsem.FailOpen), newHandler(down, httpsem.FailClosed)
+	h = newHandler(up, false)
+	open, closed := newHandler(down, false), newHandler(down, true)
 
 	var sent []*http.Request
 	for _, tc := range []struct {
@@ -108,18 +108,18 @@ func TestHookSeesEveryOutcomeWithTheRequestAndItsContext(t *testing.T) {
 	}
 
 	want := []struct {
-		outcome httpsem.Outcome
+		outcome string
 		path    string
 		key     string
 		id      string
 		req     *http.Request // nil for the nested request, made in the handler
 	}{
-		{httpsem.OutcomeAdmitted, "/hold", "client:a", "/hold a", sent[1]},
-		{httpsem.OutcomeFull, "/nested", "client:a", "nested", nil},
-		{httpsem.OutcomeFailedOpen, "/", "client:a", "/ a", sent[2]},
-		{httpsem.OutcomeFailedClosed, "/", "client:a", "/ a", sent[3]},
-		{httpsem.OutcomeError, "/", "", "/ fail", sent[4]},
-		{httpsem.OutcomeError, "/", "", "/ empty", sent[5]},
+		{"admitted", "/hold", "client:a", "/hold a", sent[1]},
+		{"full", "/nested", "client:a", "nested", nil},
+		{"failed_open", "/", "client:a", "/ a", sent[2]},
+		{"failed_closed", "/", "client:a", "/ a", sent[3]},
+		{"error", "/", "", "/ fail", sent[4]},
+		{"error", "/", "", "/ empty", sent[5]},
 	}
 	mu.Lock()
 	defer mu.Unlock()

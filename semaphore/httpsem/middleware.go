@@ -13,21 +13,11 @@ import (
 	"github.com/redis-primitives/go/semaphore"
 )
 
-// Defaults for Config's zero values.
+// The values of Config's zero durations, as its fields' docs state them.
 const (
-	DefaultTTL        = 30 * time.Second
-	DefaultTimeout    = 100 * time.Millisecond
-	DefaultRetryAfter = time.Second
-)
-
-// Unavailable says what to do with a request when Redis cannot decide.
-type Unavailable int
-
-const (
-	// FailOpen serves the request without a permit. The default.
-	FailOpen Unavailable = iota
-	// FailClosed answers 503 Service Unavailable.
-	FailClosed
+	defaultTTL        = 30 * time.Second
+	defaultTimeout    = 100 * time.Millisecond
+	defaultRetryAfter = time.Second
 )
 
 // ErrInvalidConfig is returned by New for a Config that cannot work.
@@ -44,16 +34,18 @@ type Config struct {
 	Capacity int
 	// TTL is each permit's lease, renewed every third of it while the
 	// handler runs: the longest a crashed process keeps a place. Zero
-	// means DefaultTTL.
+	// means 30s.
 	TTL time.Duration
-	// Timeout bounds the acquire of one request. Zero means DefaultTimeout.
-	// It must be shorter than TTL.
+	// Timeout bounds the acquire of one request. Zero means 100ms. It must
+	// be shorter than TTL.
 	Timeout time.Duration
 	// RetryAfter is the Retry-After of a refused request, rounded up to
-	// whole seconds. Zero means DefaultRetryAfter.
+	// whole seconds. Zero means 1s.
 	RetryAfter time.Duration
-	// Unavailable is the policy when Redis fails or times out.
-	Unavailable Unavailable
+	// FailClosed answers 503 Service Unavailable, with Retry-After: 1, when
+	// Redis fails or times out. The zero value fails open: the request is
+	// served without a permit.
+	FailClosed bool
 	// Skip, if set, exempts the requests it returns true for: served with
 	// no call to Redis and no report to Hook.
 	Skip func(*http.Request) bool
@@ -67,7 +59,7 @@ type Config struct {
 	// (failed open), refused with 503 (failed closed) or refused with 500
 	// (not counted), and for the last four the error in Event.Err. It runs
 	// on the request's goroutine: keep it short. A metrics adapter plugs in
-	// here (module telemetry's HTTPSemHook).
+	// here (module telemetry's HTTPSem).
 	Hook func(ctx context.Context, e Event)
 }
 
@@ -84,15 +76,13 @@ func New(cfg Config) (*Middleware, error) {
 	case cfg.Capacity < 1:
 		return nil, fmt.Errorf("%w: Capacity %d (want ≥ 1)", ErrInvalidConfig, cfg.Capacity)
 	case cfg.TTL < 0 || (cfg.TTL > 0 && cfg.TTL < 10*time.Millisecond):
-		return nil, fmt.Errorf("%w: TTL %v (want ≥ 10ms, or 0 for %v)", ErrInvalidConfig, cfg.TTL, DefaultTTL)
+		return nil, fmt.Errorf("%w: TTL %v (want ≥ 10ms, or 0 for %v)", ErrInvalidConfig, cfg.TTL, defaultTTL)
 	case cfg.Timeout < 0, cfg.RetryAfter < 0:
 		return nil, fmt.Errorf("%w: negative Timeout or RetryAfter", ErrInvalidConfig)
-	case cfg.Unavailable != FailOpen && cfg.Unavailable != FailClosed:
-		return nil, fmt.Errorf("%w: Unavailable %d", ErrInvalidConfig, cfg.Unavailable)
 	}
-	cfg.TTL = orDefault(cfg.TTL, DefaultTTL)
-	cfg.Timeout = orDefault(cfg.Timeout, DefaultTimeout)
-	cfg.RetryAfter = orDefault(cfg.RetryAfter, DefaultRetryAfter)
+	cfg.TTL = orDefault(cfg.TTL, defaultTTL)
+	cfg.Timeout = orDefault(cfg.Timeout, defaultTimeout)
+	cfg.RetryAfter = orDefault(cfg.RetryAfter, defaultRetryAfter)
 	// The permit's renewals start when its acquire returns: an acquire
 	// allowed to take a whole TTL could hand the request a permit that has
 	// already expired, and another request its place.
@@ -122,14 +112,14 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			m.cfg.Hook(r.Context(), e)
 		}
 		switch e.Outcome {
-		case OutcomeError:
+		case outcomeError:
 			writeProblem(w, http.StatusInternalServerError, "the request could not be counted")
-		case OutcomeFailedClosed:
+		case outcomeFailedClosed:
 			w.Header().Set("Retry-After", "1")
 			writeProblem(w, http.StatusServiceUnavailable, "the concurrency limiter cannot decide right now")
-		case OutcomeFailedOpen:
+		case outcomeFailedOpen:
 			next.ServeHTTP(w, r)
-		case OutcomeFull:
+		case outcomeFull:
 			w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(m.cfg.RetryAfter.Seconds())), 10))
 			var full *semaphore.FullError
 			errors.As(e.Err, &full)
@@ -138,7 +128,7 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 				return
 			}
 			writeProblem(w, http.StatusTooManyRequests, fmt.Sprintf("requests of this key already in flight: %d", full.Holders))
-		case OutcomeAdmitted:
+		case outcomeAdmitted:
 			m.serve(w, r, next, permit)
 		}
 	})
@@ -167,25 +157,25 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 func (m *Middleware) acquire(r *http.Request) (Event, *semaphore.Permit) {
 	key, err := m.cfg.Key(r)
 	if err != nil {
-		return Event{Outcome: OutcomeError, Request: r, Err: err}, nil
+		return Event{Outcome: outcomeError, Request: r, Err: err}, nil
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), m.cfg.Timeout)
 	defer cancel()
 	start := time.Now()
 	p, err := m.cfg.Issuer.Acquire(ctx, key, m.cfg.Capacity, m.cfg.TTL)
-	e := Event{Outcome: OutcomeAdmitted, Request: r, Key: key, Latency: time.Since(start), Err: err}
+	e := Event{Outcome: outcomeAdmitted, Request: r, Key: key, Latency: time.Since(start), Err: err}
 	var full *semaphore.FullError
 	switch {
 	case err == nil:
 		e.Token = p.Token
 	case errors.As(err, &full):
-		e.Outcome, e.InFlight = OutcomeFull, full.Holders
+		e.Outcome, e.InFlight = outcomeFull, full.Holders
 	case errors.Is(err, semaphore.ErrInvalidName):
-		e.Outcome = OutcomeError // an empty key is no outage: serving it would let a client opt out
-	case m.cfg.Unavailable == FailClosed:
-		e.Outcome = OutcomeFailedClosed
+		e.Outcome = outcomeError // an empty key is no outage: serving it would let a client opt out
+	case m.cfg.FailClosed:
+		e.Outcome = outcomeFailedClosed
 	default:
-		e.Outcome = OutcomeFailedOpen
+		e.Outcome = outcomeFailedOpen
 	}
 	return e, p
 }

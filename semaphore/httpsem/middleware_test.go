@@ -176,7 +176,6 @@ func TestNewRefusesAConfigThatCannotWork(t *testing.T) {
 		{Issuer: i, Key: byHeader},
 		{Issuer: i, Key: byHeader, Capacity: 1, TTL: time.Millisecond},
 		{Issuer: i, Key: byHeader, Capacity: 1, Timeout: -1},
-		{Issuer: i, Key: byHeader, Capacity: 1, Unavailable: 7},
 		// An acquire that may take the whole lease can return a permit
 		// already expired.
 		{Issuer: i, Key: byHeader, Capacity: 1, TTL: time.Second, Timeout: time.Second},

@@ -47,11 +47,11 @@ func summary(r *recorder, terms ...*recorder) []string {
 }
 
 // Two nodes pass leadership back and forth: a resignation (fn returns), a
-// shutdown. Each transition reaches the Observer exactly once, in order,
+// shutdown. Each transition reaches the Hook exactly once, in order,
 // however many times a follower retried in between (it waits across several
 // of the leader's renewals here), and when both Runs have returned no
 // goroutine of theirs is left.
-func TestObserverSeesEachTransitionOnceAndRunLeavesNoGoroutine(t *testing.T) {
+func TestHookSeesEachTransitionOnceAndRunLeavesNoGoroutine(t *testing.T) {
 	s := redistest.Start(t)
 	c1, c2 := client(t, s), client(t, s)
 	ignore := goleak.IgnoreCurrent()
@@ -102,7 +102,7 @@ func TestObserverSeesEachTransitionOnceAndRunLeavesNoGoroutine(t *testing.T) {
 	}
 }
 
-// Observers need not contend: an Elector that never runs asks Redis who
+// Watchers need not contend: an Elector that never runs asks Redis who
 // leads, and hears that nobody does once the leader has stopped.
 func TestFollowerSeesWhoLeadsWithoutContending(t *testing.T) {
 	s := redistest.Start(t)
