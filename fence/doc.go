@@ -44,8 +44,13 @@
 // By default each key has its own mark. WithScope makes all keys of a Store
 // share one mark, named after the scope (typically the lock's name), so that
 // a newer holder's first write, to any of those keys, fences older holders
-// out of all of them. The marks have no TTL and must not be evicted: run
-// Redis with maxmemory-policy noeviction.
+// out of all of them. The marks have no TTL and must not be evicted: a
+// Store refuses every write, with ErrEvictingPolicy, on a server whose
+// maxmemory-policy is allkeys-*, which under memory pressure evicts them
+// and then accepts the stale write a mark refused. It reads the policy
+// (INFO memory) at its first write and again at most every 30 seconds.
+// noeviction and the volatile-* policies, which evict only keys with a
+// TTL, keep the marks. docs/decisions/0029-eviction.md records why.
 // docs/decisions/0005-fence-high-water-scope.md records why.
 //
 // # Key layout
@@ -83,8 +88,10 @@
 //
 // EVALSHA/EVALSHA_RO run the scripts, EVAL/EVAL_RO load one the server does
 // not have yet; GET, SET and HSET are run inside the write scripts, GET and
-// HGET inside the reads. INFO and CONFIG GET are Store.Preflight's only
-// (a refused CONFIG GET is reported, not an error); Preflight reports, in
+// HGET inside the reads. INFO memory tells a Store the server's
+// maxmemory-policy before its first write (see below); a user without INFO
+// is not refused, and is left unchecked. CONFIG GET is Store.Preflight's
+// only (a refused CONFIG GET is reported, not an error); Preflight reports, in
 // Report.Refused, any of the others the user may not run on the keys it is
 // given. A script given to Store.Eval needs the commands it
 // runs as well. A command the user may not run comes back from the script

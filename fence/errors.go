@@ -47,6 +47,14 @@ var (
 	// than 7.0 refused (EVALSHA_RO, script flags): fence needs Redis 7.0 or
 	// later. It is the same error as lock.ErrRedisTooOld.
 	ErrRedisTooOld = luascripts.ErrRedisTooOld
+	// ErrEvictingPolicy is matched by the error of a write refused because
+	// the server's maxmemory-policy is allkeys-*: under memory pressure it
+	// may evict a high-water mark (marks have no TTL), and a key whose mark
+	// was evicted accepts a stale write. The policy is read (INFO memory) at
+	// the Store's first write and again at most every 30 seconds; a server
+	// that does not tell it is not refused (Preflight reports it). Use
+	// noeviction, or a volatile-* policy, which evicts only keys with a TTL.
+	ErrEvictingPolicy = luascripts.ErrEvictingPolicy
 	// ErrReplyLost is matched by the error of a write whose connection
 	// failed after it was sent: the client would send it again, and it is
 	// not, since it may have run. The write may or may not have landed, as

@@ -72,17 +72,23 @@ func (s *Store) Eval(ctx context.Context, token int64, script string, keys []str
 	}
 	all := append(append(make([]string, 0, len(keys)+1), mark), keys...)
 	argv := append(append(make([]any, 0, len(args)+1), token), args...)
-	return s.run(ctx, OpEval, framed("eval.lua+body", script), keys[0], token, all, argv)
+	return s.run(ctx, opEval, framed("eval.lua+body", script), keys[0], token, all, argv)
 }
 
 // run runs a framed write and decodes its reply. keys and argv are the
 // script's whole KEYS and ARGV, mark and token first.
-func (s *Store) run(ctx context.Context, op Op, script *luascripts.Script, key string, token int64, keys []string, argv []any) (any, error) {
+func (s *Store) run(ctx context.Context, op string, script *luascripts.Script, key string, token int64, keys []string, argv []any) (any, error) {
 	var start time.Time
 	if s.on() {
 		start = time.Now()
 	}
-	res, err := s.runWrite(ctx, script, keys, argv).Slice()
+	// Refused on a server that may evict marks (ADR 0029): a lost mark
+	// would accept the very write the fence exists to refuse.
+	err := s.policy.Check(ctx, s.client)
+	var res []any
+	if err == nil {
+		res, err = s.runWrite(ctx, script, keys, argv).Slice()
+	}
 	var out any
 	if err != nil {
 		err = fmt.Errorf("fence: %s %q: %w", op, key, err)
@@ -90,11 +96,11 @@ func (s *Store) run(ctx context.Context, op Op, script *luascripts.Script, key s
 		out, err = verdict(key, token, res)
 	}
 	if s.on() {
-		e := Event{Op: op, Outcome: OutcomeAccepted, Key: key, Token: token, Latency: time.Since(start), Err: err}
+		e := Event{Op: op, Outcome: outcomeAccepted, Key: key, Token: token, Latency: time.Since(start), Err: err}
 		if se, ok := err.(*StaleError); ok {
-			e.Outcome, e.Highest = OutcomeStale, se.Highest
+			e.Outcome, e.Highest = outcomeStale, se.Highest
 		} else if err != nil {
-			e.Outcome = OutcomeError
+			e.Outcome = outcomeError
 		}
 		s.observe(ctx, e)
 	}

@@ -247,7 +247,7 @@ func ExampleWithHook() {
 	defer rdb.Close()
 	var refused atomic.Int64
 	store, err := fence.New(goredisadapter.New(rdb), fence.WithHook(func(_ context.Context, e fence.Event) {
-		if e.Outcome == fence.OutcomeStale {
+		if e.Outcome == "stale" {
 			refused.Add(1)
 		}
 	}))
@@ -292,9 +292,9 @@ func ExampleEvent() {
 	defer rdb.Close()
 	store, err := fence.New(goredisadapter.New(rdb), fence.WithHook(func(ctx context.Context, e fence.Event) {
 		switch e.Outcome {
-		case fence.OutcomeStale:
+		case "stale":
 			log.Printf("%s %s: token %d refused, highest %d", e.Op, e.Key, e.Token, e.Highest)
-		case fence.OutcomeError:
+		case "error":
 			log.Printf("%s %s: %v after %v", e.Op, e.Key, e.Err, e.Latency)
 		}
 	}))

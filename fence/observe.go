@@ -7,30 +7,17 @@ import (
 	"time"
 )
 
-// Op names what a Store did, in an Event.
-type Op string
-
-// The operations an Event reports.
+// The operations and outcomes an Event reports, as its Op and Outcome say
+// them: strings, the words a metrics or tracing adapter records, listed
+// once, in Event's doc.
 const (
-	OpSet  Op = "set"  // Set
-	OpHSet Op = "hset" // HSet
-	OpEval Op = "eval" // Eval
-)
+	opSet  = "set"
+	opHSet = "hset"
+	opEval = "eval"
 
-// Outcome is how a fenced write ended, in an Event.
-type Outcome string
-
-// The outcomes an Event reports.
-const (
-	// OutcomeAccepted: the token passed and the write ran.
-	OutcomeAccepted Outcome = "accepted"
-	// OutcomeStale: the token was below the mark's highest, and nothing
-	// was written; Highest says the mark.
-	OutcomeStale Outcome = "stale"
-	// OutcomeError: the write failed without a verdict (the network, the
-	// server, a context that ended, an Eval script's error); Err says why.
-	// The write may have run all the same (see the package doc).
-	OutcomeError Outcome = "error"
+	outcomeAccepted = "accepted"
+	outcomeStale    = "stale"
+	outcomeError    = "error"
 )
 
 // Event is one fenced write, given to the hook set with WithHook: its
@@ -38,20 +25,29 @@ const (
 // before any round trip, is not reported. The shape is the one every
 // primitive of this project reports with (lock.Event, and the others').
 type Event struct {
-	Op      Op
-	Outcome Outcome
+	// Op is the write: "set" (Set), "hset" (HSet) or "eval" (Eval).
+	Op string
+	// Outcome is its verdict:
+	//
+	//   - "accepted": the token passed and the write ran;
+	//   - "stale": the token was below the mark's highest, and nothing was
+	//     written; Highest says the mark;
+	//   - "error": the write failed without a verdict (the network, the
+	//     server, a context that ended, an Eval script's error); Err says
+	//     why. The write may have run all the same (see the package doc).
+	Outcome string
 	// Key is the key written; for Eval, keys[0].
 	Key string
 	// Token is the token the write carried.
 	Token int64
-	// Highest is, for OutcomeStale, the highest token accepted before the
+	// Highest is, for "stale", the highest token accepted before the
 	// write (> Token); 0 otherwise.
 	Highest int64
 	// Latency is how long the write took: one round trip, or the wait for
 	// a batch (WithBatching) and its round trip.
 	Latency time.Duration
-	// Err is the error the write returned, for OutcomeError and (the
-	// *StaleError) OutcomeStale; nil when accepted.
+	// Err is the error the write returned, for "error" and (the
+	// *StaleError) "stale"; nil when accepted.
 	Err error
 }
 
@@ -99,7 +95,7 @@ func (o *observer) observe(ctx context.Context, e Event) {
 	if o.hook != nil {
 		o.hook(ctx, e)
 	}
-	if o.logger != nil && e.Outcome == OutcomeStale {
+	if o.logger != nil && e.Outcome == outcomeStale {
 		o.logger.LogAttrs(ctx, slog.LevelWarn, "fence: stale write refused",
 			slog.String("op", string(e.Op)), slog.String("key", e.Key),
 			slog.Int64("token", e.Token), slog.Int64("highest", e.Highest))

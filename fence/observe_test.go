@@ -37,11 +37,11 @@ func TestHookSeesEveryAcceptedAndRefusedWrite(t *testing.T) {
 	_ = store.Set(ctx, 0, key, "bad token")
 	_ = store.Set(ctx, 1, "", "bad key")
 	want := []fence.Event{
-		{Op: fence.OpSet, Outcome: fence.OutcomeAccepted, Key: key, Token: 5},
-		{Op: fence.OpSet, Outcome: fence.OutcomeStale, Key: key, Token: 4, Highest: 5},
-		{Op: fence.OpHSet, Outcome: fence.OutcomeAccepted, Key: hash, Token: 3}, // its own mark
-		{Op: fence.OpEval, Outcome: fence.OutcomeAccepted, Key: key, Token: 6},
-		{Op: fence.OpEval, Outcome: fence.OutcomeStale, Key: key, Token: 2, Highest: 6},
+		{Op: "set", Outcome: "accepted", Key: key, Token: 5},
+		{Op: "set", Outcome: "stale", Key: key, Token: 4, Highest: 5},
+		{Op: "hset", Outcome: "accepted", Key: hash, Token: 3}, // its own mark
+		{Op: "eval", Outcome: "accepted", Key: key, Token: 6},
+		{Op: "eval", Outcome: "stale", Key: key, Token: 2, Highest: 6},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("hook saw %d events, want %d:\n%+v", len(got), len(want), got)
@@ -50,7 +50,7 @@ func TestHookSeesEveryAcceptedAndRefusedWrite(t *testing.T) {
 		if got[i].Latency <= 0 {
 			t.Errorf("event %d: latency %v, want the write's", i, got[i].Latency)
 		}
-		if stale := got[i].Outcome == fence.OutcomeStale; stale != errors.Is(got[i].Err, fence.ErrStale) {
+		if stale := got[i].Outcome == "stale"; stale != errors.Is(got[i].Err, fence.ErrStale) {
 			t.Errorf("event %d: outcome %s with error %v", i, got[i].Outcome, got[i].Err)
 		}
 		got[i].Latency, got[i].Err = 0, nil
@@ -75,9 +75,9 @@ func TestHookSeesAWriteThatFailedWithoutAVerdict(t *testing.T) {
 	if evalErr == nil {
 		t.Fatal("an Eval whose script raises: no error")
 	}
-	if len(got) != 2 || got[0].Outcome != fence.OutcomeError || !errors.Is(got[0].Err, context.Canceled) ||
-		got[1].Outcome != fence.OutcomeError || got[1].Err == nil {
-		t.Fatalf("hook saw %+v; want two OutcomeError events with their errors", got)
+	if len(got) != 2 || got[0].Outcome != "error" || !errors.Is(got[0].Err, context.Canceled) ||
+		got[1].Outcome != "error" || got[1].Err == nil {
+		t.Fatalf("hook saw %+v; want two error events with their errors", got)
 	}
 }
 

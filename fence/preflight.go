@@ -3,7 +3,6 @@ package fence
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -152,8 +151,5 @@ func (s *Store) Preflight(ctx context.Context, keys ...string) (Report, error) {
 // preflightError wraps a failed call of Preflight, joining ctx's error
 // when the context ended.
 func preflightError(ctx context.Context, what string, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("fence: preflight: %s: %w (%w)", what, err, cerr)
-	}
-	return fmt.Errorf("fence: preflight: %s: %w", what, err)
+	return luascripts.CallError(ctx, "fence: preflight: "+what, err)
 }

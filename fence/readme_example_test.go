@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"log"
+	"testing"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/fence"
 	"github.com/redis-primitives/go/goredisadapter"
+	"github.com/redis-primitives/go/internal/redistest"
 )
 
 // writeBalance is the README's fence quickstart, word for word
@@ -26,4 +28,25 @@ func writeBalance(ctx context.Context, rdb *redis.Client, token int64) error {
 	return err
 }
 
-var _ = writeBalance
+func TestTheReadmesFenceSnippetReturnsAStaleHoldersRefusalAndKeepsTheNewerValue(t *testing.T) {
+	s := redistest.Start(t, redistest.Own()) // the snippet's key has no test prefix
+	rdb := s.Client(t)
+	ctx := context.Background()
+	if err := writeBalance(ctx, rdb, 2); err != nil {
+		t.Fatalf("the newer holder's write: %v", err)
+	}
+	err := writeBalance(ctx, rdb, 1)
+	var stale *fence.StaleError
+	if !errors.As(err, &stale) || stale.Token != 1 || stale.Highest != 2 {
+		t.Fatalf("the older holder's write returned %v, want a *StaleError (token 1, highest 2)", err)
+	}
+	if err := writeBalance(ctx, rdb, 2); err != nil {
+		t.Fatalf("the current holder writing again: %v", err)
+	}
+	if err := rdb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeBalance(ctx, rdb, 3); err == nil || errors.As(err, &stale) {
+		t.Fatalf("a write on a closed client returned %v, want its error", err)
+	}
+}

@@ -28,6 +28,7 @@ type Client = luascripts.Client
 type Store struct {
 	client  Client
 	batcher *luascripts.Batcher // nil unless WithBatching
+	policy  luascripts.Policy   // the server's maxmemory-policy, read at the first write
 	config
 }
 

@@ -35,7 +35,7 @@ func (s *Store) Set(ctx context.Context, token int64, key string, value any) err
 	if err := checkValue("value", value); err != nil {
 		return err
 	}
-	_, err = s.run(ctx, OpSet, setScript, key, token, []string{mark, key}, []any{token, value})
+	_, err = s.run(ctx, opSet, setScript, key, token, []string{mark, key}, []any{token, value})
 	return err
 }
 
@@ -49,7 +49,7 @@ func (s *Store) HSet(ctx context.Context, token int64, key, field string, value 
 	if err := checkValue("value", value); err != nil {
 		return err
 	}
-	_, err = s.run(ctx, OpHSet, hsetScript, key, token, []string{mark, key}, []any{token, field, value})
+	_, err = s.run(ctx, opHSet, hsetScript, key, token, []string{mark, key}, []any{token, field, value})
 	return err
 }
 

@@ -24,11 +24,11 @@ func BenchmarkLockEvents(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	acquired := lock.Event{Op: lock.OpAcquire, Outcome: lock.OutcomeAcquired, Name: "bench", Token: 7, Latency: 80 * time.Microsecond}
-	released := lock.Event{Op: lock.OpRelease, Outcome: lock.OutcomeReleased, Name: "bench", Token: 7, Latency: 80 * time.Microsecond, HeldFor: time.Millisecond}
+	acquired := lock.Event{Op: "acquire", Outcome: "acquired", Name: "bench", Token: 7, Latency: 80 * time.Microsecond}
+	released := lock.Event{Op: "release", Outcome: "released", Name: "bench", Token: 7, Latency: 80 * time.Microsecond, HeldFor: time.Millisecond}
 	b.ReportAllocs()
 	for b.Loop() {
-		tel.lockEvent(ctx, acquired)
-		tel.lockEvent(ctx, released)
+		tel.Lock(ctx, acquired)
+		tel.Lock(ctx, released)
 	}
 }

@@ -36,7 +36,7 @@ func BenchmarkLockAcquireRelease(b *testing.B) {
 		b.Run(row, func(b *testing.B) {
 			var opts []lock.Option
 			if row == "telemetry" {
-				opts = append(opts, benchTelemetry(b).Lock())
+				opts = append(opts, lock.WithHook(benchTelemetry(b).Lock))
 			}
 			l := newLocker(b, s, opts...)
 			ctx := context.Background()
@@ -62,7 +62,7 @@ func BenchmarkRateLimitAllow(b *testing.B) {
 		b.Run(row, func(b *testing.B) {
 			opts := []ratelimit.Option{ratelimit.WithPrefix(s.Prefix())}
 			if row == "telemetry" {
-				opts = append(opts, benchTelemetry(b).RateLimit())
+				opts = append(opts, ratelimit.WithHook(benchTelemetry(b).RateLimit))
 			}
 			l, err := ratelimit.New(goredisadapter.New(c), opts...)
 			if err != nil {

@@ -3,19 +3,23 @@
 // fence, pgfence, ratelimit, semaphore and election require no
 // OpenTelemetry.
 //
-// Make one Telemetry per process with New, then pass its options to each
-// primitive's constructor:
+// Make one Telemetry per process with New. It attaches to every primitive
+// the same way: each primitive reports through one hook, a function of its
+// Event, and Telemetry has a method of that signature named after it, given
+// where the primitive takes its hook:
 //
-//   - Lock for lock.New, RateLimit for ratelimit.New, Fence for fence.New,
-//     Semaphore for semaphore.New;
-//   - HTTPRateHook for httprate.Config.Hook (the rate-limit middleware's
-//     outcomes, failing open and closed among them);
-//   - HTTPSemHook for httpsem.Config.Hook (the concurrency-limit
-//     middleware's outcomes, failing open and closed among them);
-//   - pgfencetel.Hook for pgfence (a package of its own, so that this one
-//     does not pull in PostgreSQL's driver);
-//   - ElectionHook for election.Config.Hook (attempts, renewals, the epoch,
-//     spans), or Election for election.Config.Observer (transitions only).
+//   - lock.WithHook(t.Lock), semaphore.WithHook(t.Semaphore),
+//     fence.WithHook(t.Fence), ratelimit.WithHook(t.RateLimit);
+//   - httprate.Config{Hook: t.HTTPRate} (the rate-limit middleware's
+//     outcomes, failing open and closed among them),
+//     httpsem.Config{Hook: t.HTTPSem} (the concurrency-limit middleware's);
+//   - election.Config{Hook: t.Election} (transitions, attempts, renewals,
+//     the epoch, spans);
+//   - pgfence.WithHook(pgfencetel.Hook(t)): a function of a package of its
+//     own, so that this one does not pull in PostgreSQL's driver.
+//
+// A primitive has one hook: to observe with your own as well, write a hook
+// that calls both.
 //
 // # Metrics
 //
@@ -43,8 +47,7 @@
 //     election.name, election.transition (elected, demoted, follower,
 //     leader_changed) and election.demotion.reason; leader_changed counts
 //     every term a node sees, so a node that never leads still shows
-//     leadership moving between the others; with ElectionHook also
-//     election.attempts, election.attempt.duration, election.renewals and
+//     leadership moving between the others; election.attempts, election.attempt.duration, election.renewals and
 //     election.renewal.duration by election.outcome, and election.epoch,
 //     the latest term's epoch.
 //
@@ -58,14 +61,15 @@
 // the call's context): "lock.acquire", "lock.wait", "lock.extend",
 // "lock.release", "lock.force_release", "ratelimit.allow",
 // "ratelimit.wait", "ratelimit.take", "ratelimit.peek", "ratelimit.reserve",
-// "ratelimit.commit", "ratelimit.cancel", "semaphore.acquire",
-// "semaphore.wait", "semaphore.extend", "semaphore.release", "fence.write"
-// and, with ElectionHook, "election.attempt" and "election.renew", with the
-// outcome, the fencing token (lock.token, semaphore.token, fence.token,
-// fence.highest) and, on failure, the error and status Error. A hook runs
-// after the call, so each span is recorded afterwards with the call's start
-// and end times. HTTPRateHook and HTTPSemHook record no spans: the
-// limiter's and the Issuer's, under the request's span, cover their calls.
+// "ratelimit.commit", "ratelimit.cancel", "ratelimit.extend", "semaphore.acquire",
+// "semaphore.wait", "semaphore.extend", "semaphore.release", "fence.write",
+// "election.attempt" and "election.renew", with the metric attributes, the
+// fencing token (lock.token, semaphore.token, fence.token, election.epoch),
+// what a refusal saw (lock.holder.token, semaphore.holders, fence.highest),
+// ratelimit.remaining and, on failure, the error and status Error. A hook
+// runs after the call, so each span is recorded afterwards with the call's
+// start and end times. HTTPRate and HTTPSem record no spans: the limiter's
+// and the Issuer's, under the request's span, cover their calls.
 //
 // # Cost
 //

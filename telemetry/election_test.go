@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-primitives/go/election"
 	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
-	"github.com/redis-primitives/go/telemetry"
 )
 
 // A node that wins and resigns is counted elected and demoted (resigned),
@@ -24,7 +25,7 @@ func TestElectionElectedDemotedAndFollowerAreCounted(t *testing.T) {
 	newNode := func(id string) *election.Elector {
 		e, err := election.New(goredisadapter.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })), election.Config{
 			Name: "reports", NodeID: id, Prefix: s.Prefix(), TTL: time.Second,
-			Observer: o.Election("reports"),
+			Hook: o.Election,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -57,8 +58,8 @@ func TestElectionElectedDemotedAndFollowerAreCounted(t *testing.T) {
 		followed <- b.Run(bctx, func(ctx context.Context, _ election.Term) error { <-ctx.Done(); return nil })
 	}()
 
-	name := telemetry.AttrElectionName.String("reports")
-	tr := telemetry.AttrElectionTransition
+	name := attribute.Key("election.name").String("reports")
+	tr := attribute.Key("election.transition")
 	waitUntil(t, 5*time.Second, "b counted as follower", func() bool {
 		return o.value(t, "election.transitions", name, tr.String("follower")) == 1
 	})
@@ -67,7 +68,7 @@ func TestElectionElectedDemotedAndFollowerAreCounted(t *testing.T) {
 	}
 	bcancel()
 	<-followed
-	reason := telemetry.AttrElectionReason.String("resigned")
+	reason := attribute.Key("election.demotion.reason").String("resigned")
 	close(resign)
 	waitUntil(t, 5*time.Second, "a counted demoted, resigned", func() bool {
 		return o.value(t, "election.transitions", name, tr.String("demoted"), reason) == 1
@@ -117,7 +118,7 @@ func TestElectionLeaderChangeBetweenOtherNodesIsCountedByANodeThatNeverLed(t *te
 		var err error
 		n.e, err = election.New(goredisadapter.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })), election.Config{
 			Name: "handover", NodeID: id, Prefix: s.Prefix(), TTL: ttl, RenewInterval: retry, RetryInterval: retry,
-			Observer: n.o.Election("handover"),
+			Hook: n.o.Election,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -131,8 +132,8 @@ func TestElectionLeaderChangeBetweenOtherNodesIsCountedByANodeThatNeverLed(t *te
 		t.Cleanup(n.stop)
 		return n
 	}
-	name := telemetry.AttrElectionName.String("handover")
-	tr := telemetry.AttrElectionTransition
+	name := attribute.Key("election.name").String("handover")
+	tr := attribute.Key("election.transition")
 	count := func(n *node, transition string) int64 {
 		return n.o.value(t, "election.transitions", name, tr.String(transition))
 	}
@@ -171,23 +172,23 @@ func TestElectionLeaderChangeBetweenOtherNodesIsCountedByANodeThatNeverLed(t *te
 	}
 }
 
-// ElectionHook records what the Observer cannot see: each renewal, its
-// latency and its span, and the epoch of the term. A leader that renews
-// several times shows them all; with the Observer alone, a node renewing
-// ever more slowly looked the same as a healthy one.
-func TestElectionHookRecordsRenewalsTheirSpansAndTheEpoch(t *testing.T) {
+// Election records each renewal, its latency and its span, and the epoch
+// of the term, beside the transitions. A leader that renews several times
+// shows them all; with the transitions alone, a node renewing ever more
+// slowly looked the same as a healthy one.
+func TestElectionRecordsRenewalsTheirSpansAndTheEpoch(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
 	const ttl, renew = 600 * time.Millisecond, 50 * time.Millisecond
 	e, err := election.New(goredisadapter.New(s.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })), election.Config{
 		Name: "renewing", NodeID: "a", Prefix: s.Prefix(), TTL: ttl, RenewInterval: renew,
-		Hook: o.ElectionHook("renewing"),
+		Hook: o.Election,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := telemetry.AttrElectionName.String("renewing")
-	ok := telemetry.AttrElectionOutcome.String("ok")
+	name := attribute.Key("election.name").String("renewing")
+	ok := attribute.Key("election.outcome").String("ok")
 	var epoch int64
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -206,7 +207,7 @@ func TestElectionHookRecordsRenewalsTheirSpansAndTheEpoch(t *testing.T) {
 	if got := o.value(t, "election.renewal.duration", name, ok); got != renewals {
 		t.Fatalf("election.renewal.duration count %d, renewals %d", got, renewals)
 	}
-	if got := o.value(t, "election.attempts", name, telemetry.AttrElectionOutcome.String("elected")); got != 1 {
+	if got := o.value(t, "election.attempts", name, attribute.Key("election.outcome").String("elected")); got != 1 {
 		t.Fatalf("election.attempts{elected} = %d, want 1", got)
 	}
 	if got := o.value(t, "election.epoch", name); got != epoch {
@@ -220,11 +221,11 @@ func TestElectionHookRecordsRenewalsTheirSpansAndTheEpoch(t *testing.T) {
 		if d := sp.EndTime.Sub(sp.StartTime); d <= 0 {
 			t.Fatalf("election.renew span of length %v", d)
 		}
-		if v, _ := attr(sp, telemetry.AttrElectionEpoch); v.AsInt64() != epoch {
+		if v, _ := attr(sp, attribute.Key("election.epoch")); v.AsInt64() != epoch {
 			t.Fatalf("election.renew span epoch %v, want %d", v, epoch)
 		}
 	}
-	if got := o.value(t, "election.transitions", name, telemetry.AttrElectionTransition.String("elected")); got != 1 {
+	if got := o.value(t, "election.transitions", name, attribute.Key("election.transition").String("elected")); got != 1 {
 		t.Fatalf("election.transitions{elected} = %d, want 1", got)
 	}
 	t.Logf("%d renewals, each a span; epoch %d", renewals, epoch)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -26,7 +27,8 @@ import (
 // Examples that need a server only compile; the tests run the same calls
 // against real servers.
 
-// One Telemetry per process, its options passed to each primitive.
+// One Telemetry per process; each primitive takes its method of the same
+// name as its hook.
 func Example() {
 	// The global providers, as set by otel.SetMeterProvider and
 	// otel.SetTracerProvider at start-up (an exporter's setup).
@@ -39,28 +41,27 @@ func Example() {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	client := goredisadapter.New(rdb)
-	locker, _ := lock.New(client, tel.Lock())
-	limiter, _ := ratelimit.New(client, tel.RateLimit())
-	store, _ := fence.New(client, tel.Fence())
-	issuer, _ := semaphore.New(client, tel.Semaphore())
-	leader, _ := election.New(client, election.Config{Name: "reports", Observer: tel.Election("reports")})
+	locker, _ := lock.New(client, lock.WithHook(tel.Lock))
+	limiter, _ := ratelimit.New(client, ratelimit.WithHook(tel.RateLimit))
+	store, _ := fence.New(client, fence.WithHook(tel.Fence))
+	issuer, _ := semaphore.New(client, semaphore.WithHook(tel.Semaphore))
+	leader, _ := election.New(client, election.Config{Name: "reports", Hook: tel.Election})
 	_, _, _, _, _ = locker, limiter, store, issuer, leader
 }
 
 // The rate-limit middleware's outcomes, failing open among them, counted
 // by httprate.requests; the limiter's own decisions by ratelimit.decisions.
-func ExampleTelemetry_HTTPRateHook() {
+func ExampleTelemetry_HTTPRate() {
 	tel, err := telemetry.New()
 	if err != nil {
 		log.Fatal(err)
 	}
-	limiter, _ := ratelimit.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})), tel.RateLimit())
+	limiter, _ := ratelimit.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})), ratelimit.WithHook(tel.RateLimit))
 	m, err := httprate.New(httprate.Config{
-		Limiter:     limiter,
-		Policy:      ratelimit.Policy{ratelimit.SlidingLog(100, time.Minute).Named("minute")},
-		Key:         func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil },
-		Unavailable: httprate.FailOpen,
-		Hook:        tel.HTTPRateHook(),
+		Limiter: limiter,
+		Policy:  ratelimit.Policy{ratelimit.SlidingLog(100, time.Minute).Named("minute")},
+		Key:     func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil }, // failing open, the zero FailClosed
+		Hook:    tel.HTTPRate,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -71,18 +72,17 @@ func ExampleTelemetry_HTTPRateHook() {
 // The concurrency-limit middleware's outcomes, failing open among them,
 // counted by httpsem.requests; the Issuer's own acquires, renewals and
 // releases by semaphore.operation.duration.
-func ExampleTelemetry_HTTPSemHook() {
+func ExampleTelemetry_HTTPSem() {
 	tel, err := telemetry.New()
 	if err != nil {
 		log.Fatal(err)
 	}
-	issuer, _ := semaphore.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})), tel.Semaphore())
+	issuer, _ := semaphore.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})), semaphore.WithHook(tel.Semaphore))
 	m, err := httpsem.New(httpsem.Config{
-		Issuer:      issuer,
-		Key:         func(r *http.Request) (string, error) { return "exports:" + r.Header.Get("X-API-Key"), nil },
-		Capacity:    4,
-		Unavailable: httpsem.FailOpen,
-		Hook:        tel.HTTPSemHook(),
+		Issuer:   issuer,
+		Key:      func(r *http.Request) (string, error) { return "exports:" + r.Header.Get("X-API-Key"), nil },
+		Capacity: 4, // failing open, the zero FailClosed
+		Hook:     tel.HTTPSem,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -97,7 +97,7 @@ func ExampleTelemetry_Semaphore() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	issuer, _ := semaphore.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})), tel.Semaphore())
+	issuer, _ := semaphore.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})), semaphore.WithHook(tel.Semaphore))
 	_ = issuer.WithPermit(context.Background(), "render-workers", 4, time.Minute, func(ctx context.Context, p *semaphore.Permit) error {
 		return nil // the work, under permit p
 	})
@@ -109,7 +109,7 @@ func ExampleWithLockNames() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	locker, _ := lock.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})), tel.Lock())
+	locker, _ := lock.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})), lock.WithHook(tel.Lock))
 	_, _ = locker.Acquire(context.Background(), "nightly-report", time.Minute)
 }
 
@@ -119,21 +119,47 @@ func ExampleWithSemaphoreNames() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	issuer, _ := semaphore.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})), tel.Semaphore())
+	issuer, _ := semaphore.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})), semaphore.WithHook(tel.Semaphore))
 	_, _ = issuer.Acquire(context.Background(), "render-workers", 4, time.Minute)
 }
 
-// Keep your own callbacks next to the Observer's.
+// An Elector has one Hook: keep your own next to telemetry's by calling
+// both.
 func ExampleTelemetry_Election() {
 	tel, _ := telemetry.New()
-	obs := tel.Election("reports")
-	onDemoted := obs.OnDemoted
-	obs.OnDemoted = func(epoch int64, r election.Reason, held time.Duration) {
-		onDemoted(epoch, r, held)
-		log.Printf("stepped down from epoch %d after %v: %v", epoch, held, r)
-	}
-	_, _ = election.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})),
-		election.Config{Name: "reports", Observer: obs})
+	_, _ = election.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})), election.Config{
+		Name: "reports",
+		Hook: func(ctx context.Context, e election.Event) {
+			tel.Election(ctx, e)
+			if e.Op == "demoted" {
+				log.Printf("stepped down from epoch %d after %v: %v", e.Epoch, e.Held, e.Reason)
+			}
+		},
+	})
+}
+
+// A Locker's acquires, waits, renewals, releases and losses as metrics and
+// spans.
+func ExampleTelemetry_Lock() {
+	tel, _ := telemetry.New()
+	locker, _ := lock.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})), lock.WithHook(tel.Lock))
+	_ = locker.WithLock(context.Background(), "nightly-report", time.Minute, func(ctx context.Context, l *lock.Lease) error {
+		return nil // the work, under lease l
+	})
+}
+
+// A Limiter's decisions by binding limit: name the limits.
+func ExampleTelemetry_RateLimit() {
+	tel, _ := telemetry.New()
+	limiter, _ := ratelimit.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})), ratelimit.WithHook(tel.RateLimit))
+	_, _ = limiter.Allow(context.Background(), "user:42", ratelimit.GCRA(10, time.Second, 20).Named("per-second"))
+}
+
+// A Store's verdicts: fence.writes counts the stale writes it kept out.
+func ExampleTelemetry_Fence() {
+	tel, _ := telemetry.New()
+	store, _ := fence.New(goredisadapter.New(redis.NewClient(&redis.Options{Addr: "localhost:6379"})), fence.WithHook(tel.Fence))
+	_ = store.Set(context.Background(), 7, "report:latest", "v7")
 }
 
 // A store of your own reports its verdicts the same way; here read back
@@ -156,7 +182,7 @@ func ExampleTelemetry_RecordFenceWrite() {
 			continue
 		}
 		for _, p := range sum.DataPoints {
-			outcome, _ := p.Attributes.Value(telemetry.AttrFenceOutcome)
+			outcome, _ := p.Attributes.Value(attribute.Key("fence.outcome"))
 			fmt.Println(m.Name, outcome.AsString(), p.Value)
 		}
 	}

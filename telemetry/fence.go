@@ -11,13 +11,13 @@ import (
 
 // Attribute keys of fence metrics and spans.
 const (
-	AttrFenceStore     = attribute.Key("fence.store")     // redis or postgresql
-	AttrFenceOperation = attribute.Key("fence.operation") // set, hset, eval; update, guard
-	AttrFenceOutcome   = attribute.Key("fence.outcome")   // accepted, stale or error
-	AttrFenceTable     = attribute.Key("fence.table")     // postgresql: the table compared against
-	AttrFenceKey       = attribute.Key("fence.key")       // only WithKeys: the key, or the row id
-	AttrFenceToken     = attribute.Key("fence.token")     // spans: the write's token
-	AttrFenceHighest   = attribute.Key("fence.highest")   // spans, when stale: the highest token accepted
+	attrFenceStore     = attribute.Key("fence.store")     // redis or postgresql
+	attrFenceOperation = attribute.Key("fence.operation") // set, hset, eval; update, guard
+	attrFenceOutcome   = attribute.Key("fence.outcome")   // accepted, stale or error
+	attrFenceTable     = attribute.Key("fence.table")     // postgresql: the table compared against
+	attrFenceKey       = attribute.Key("fence.key")       // only WithKeys: the key, or the row id
+	attrFenceToken     = attribute.Key("fence.token")     // spans: the write's token
+	attrFenceHighest   = attribute.Key("fence.highest")   // spans, when stale: the highest token accepted
 )
 
 // FenceWrite is one fenced write's verdict, from any store: Fence and
@@ -37,19 +37,16 @@ type FenceWrite struct {
 	Err error
 }
 
-// Fence returns the option that reports a fence.Store's verdicts (see
-// RecordFenceWrite). It sets the Store's hook (fence.WithHook): one Store
-// has one hook, and an option given after this one replaces it.
-func (t *Telemetry) Fence() fence.Option {
-	t.ready()
-	return fence.WithHook(func(ctx context.Context, e fence.Event) {
-		w := FenceWrite{Store: "redis", Operation: string(e.Op), Key: e.Key, Token: e.Token,
-			Accepted: e.Outcome == fence.OutcomeAccepted, Highest: e.Highest, Latency: e.Latency}
-		if e.Outcome == fence.OutcomeError {
-			w.Err = e.Err
-		}
-		t.RecordFenceWrite(ctx, w)
-	})
+// Fence is the hook (fence.WithHook) that records a fence.Store's verdicts,
+// as RecordFenceWrite does, with fence.store "redis". A Store has one
+// hook: to observe with your own as well, call Fence from it.
+func (t *Telemetry) Fence(ctx context.Context, e fence.Event) {
+	w := FenceWrite{Store: "redis", Operation: e.Op, Key: e.Key, Token: e.Token,
+		Accepted: e.Outcome == "accepted", Highest: e.Highest, Latency: e.Latency}
+	if e.Outcome == "error" {
+		w.Err = e.Err
+	}
+	t.RecordFenceWrite(ctx, w)
 }
 
 // RecordFenceWrite counts w in fence.writes ({write}) by fence.store,
@@ -70,12 +67,12 @@ func (t *Telemetry) RecordFenceWrite(ctx context.Context, w FenceWrite) {
 	k := fenceKind{store: w.Store, op: w.Operation, table: w.Table, outcome: outcome}
 	build := func() *attrs {
 		kvs := make([]attribute.KeyValue, 0, 5)
-		kvs = append(kvs, AttrFenceStore.String(k.store), AttrFenceOperation.String(k.op), AttrFenceOutcome.String(outcome))
+		kvs = append(kvs, attrFenceStore.String(k.store), attrFenceOperation.String(k.op), attrFenceOutcome.String(outcome))
 		if k.table != "" {
-			kvs = append(kvs, AttrFenceTable.String(k.table))
+			kvs = append(kvs, attrFenceTable.String(k.table))
 		}
 		if t.cfg.keys {
-			kvs = append(kvs, AttrFenceKey.String(w.Key))
+			kvs = append(kvs, attrFenceKey.String(w.Key))
 		}
 		return newAttrs("fence.write", kvs...)
 	}
@@ -87,7 +84,7 @@ func (t *Telemetry) RecordFenceWrite(ctx context.Context, w FenceWrite) {
 	}
 	t.fenceWrites.Add(ctx, 1, a.add...)
 	t.fenceDuration.Record(ctx, w.Latency.Seconds(), a.record...)
-	extra := [2]attribute.KeyValue{AttrFenceToken.Int64(w.Token), AttrFenceHighest.Int64(w.Highest)}
+	extra := [2]attribute.KeyValue{attrFenceToken.Int64(w.Token), attrFenceHighest.Int64(w.Highest)}
 	n := 1
 	if outcome == "stale" {
 		n = 2

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/redis-primitives/go/fence"
 	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
-	"github.com/redis-primitives/go/telemetry"
 )
 
 // The refusal of a stale write, the event that shows fencing at work, is
@@ -19,7 +19,7 @@ import (
 func TestStaleRedisFenceWriteIsCounted(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	store, err := fence.New(goredisadapter.New(s.Client(t)), o.Fence())
+	store, err := fence.New(goredisadapter.New(s.Client(t)), fence.WithHook(o.Fence))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,19 +31,19 @@ func TestStaleRedisFenceWriteIsCounted(t *testing.T) {
 	if err := store.Set(ctx, 4, key, "stale holder"); !errors.Is(err, fence.ErrStale) {
 		t.Fatal(err)
 	}
-	st, op := telemetry.AttrFenceStore.String("redis"), telemetry.AttrFenceOperation.String("set")
-	if got := o.value(t, "fence.writes", st, op, telemetry.AttrFenceOutcome.String("accepted")); got != 1 {
+	st, op := attribute.Key("fence.store").String("redis"), attribute.Key("fence.operation").String("set")
+	if got := o.value(t, "fence.writes", st, op, attribute.Key("fence.outcome").String("accepted")); got != 1 {
 		t.Errorf("fence.writes{accepted} = %d, want 1", got)
 	}
-	if got := o.value(t, "fence.writes", st, op, telemetry.AttrFenceOutcome.String("stale")); got != 1 {
+	if got := o.value(t, "fence.writes", st, op, attribute.Key("fence.outcome").String("stale")); got != 1 {
 		t.Errorf("fence.writes{stale} = %d, want 1", got)
 	}
 	sp := o.spanNamed("fence.write")
 	if len(sp) != 2 {
 		t.Fatalf("%d fence.write spans, want 2", len(sp))
 	}
-	tok, _ := attr(sp[1], telemetry.AttrFenceToken)
-	hi, _ := attr(sp[1], telemetry.AttrFenceHighest)
+	tok, _ := attr(sp[1], attribute.Key("fence.token"))
+	hi, _ := attr(sp[1], attribute.Key("fence.highest"))
 	if tok.AsInt64() != 4 || hi.AsInt64() != 5 {
 		t.Errorf("stale span token %v highest %v, want 4 and 5", tok, hi)
 	}
@@ -57,7 +57,7 @@ func TestStaleRedisFenceWriteIsCounted(t *testing.T) {
 func TestFenceWriteSpanLastsAsLongAsTheWrite(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
 	o := newOtel(t)
-	store, err := fence.New(goredisadapter.New(s.Client(t)), o.Fence())
+	store, err := fence.New(goredisadapter.New(s.Client(t)), fence.WithHook(o.Fence))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,13 +88,13 @@ func TestFenceWriteSpanLastsAsLongAsTheWrite(t *testing.T) {
 	if d < pause/2 {
 		t.Fatalf("span of the slowed write lasted %v, want about %v", d, pause)
 	}
-	st, op := telemetry.AttrFenceStore.String("redis"), telemetry.AttrFenceOperation.String("set")
+	st, op := attribute.Key("fence.store").String("redis"), attribute.Key("fence.operation").String("set")
 	var sum float64
 	var n int64
 	for _, p := range o.points(t, "fence.write.duration") {
 		sum, n = sum+p.sum, n+p.value
 	}
-	if got := o.value(t, "fence.write.duration", st, op, telemetry.AttrFenceOutcome.String("accepted")); got != 2 || n != 2 {
+	if got := o.value(t, "fence.write.duration", st, op, attribute.Key("fence.outcome").String("accepted")); got != 2 || n != 2 {
 		t.Fatalf("fence.write.duration{accepted} count %d (all points %d), want 2", got, n)
 	}
 	if sum < (pause / 2).Seconds() {
@@ -107,7 +107,7 @@ func TestFenceWriteSpanLastsAsLongAsTheWrite(t *testing.T) {
 func TestFenceWriteWithoutAVerdictIsCountedAsAnError(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	store, err := fence.New(goredisadapter.New(s.Client(t)), o.Fence())
+	store, err := fence.New(goredisadapter.New(s.Client(t)), fence.WithHook(o.Fence))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +115,8 @@ func TestFenceWriteWithoutAVerdictIsCountedAsAnError(t *testing.T) {
 	if err == nil {
 		t.Fatal("an Eval whose script raises: no error")
 	}
-	st, op := telemetry.AttrFenceStore.String("redis"), telemetry.AttrFenceOperation.String("eval")
-	if got := o.value(t, "fence.writes", st, op, telemetry.AttrFenceOutcome.String("error")); got != 1 {
+	st, op := attribute.Key("fence.store").String("redis"), attribute.Key("fence.operation").String("eval")
+	if got := o.value(t, "fence.writes", st, op, attribute.Key("fence.outcome").String("error")); got != 1 {
 		t.Errorf("fence.writes{error} = %d, want 1", got)
 	}
 	sp := o.spanNamed("fence.write")

@@ -9,13 +9,13 @@ import (
 	"github.com/redis-primitives/go/ratelimit/httprate"
 )
 
-// AttrHTTPRateOutcome is what the rate-limit middleware did with a
+// attrHTTPRateOutcome is what the rate-limit middleware did with a
 // request: httprate.Outcome (allowed, rejected, failed_open,
 // failed_closed or error).
-const AttrHTTPRateOutcome = attribute.Key("httprate.outcome")
+const attrHTTPRateOutcome = attribute.Key("httprate.outcome")
 
-// HTTPRateHook returns a hook for httprate.Config.Hook that records, for
-// every request the middleware does not skip:
+// HTTPRate is the hook (httprate.Config.Hook) that records, for every
+// request the middleware does not skip:
 //
 //   - httprate.requests ({request}): by httprate.outcome, and for allowed
 //     and rejected requests by ratelimit.limit.name (the binding limit);
@@ -28,30 +28,20 @@ const AttrHTTPRateOutcome = attribute.Key("httprate.outcome")
 // With WithKeys they carry ratelimit.key as well. It records no spans:
 // the limiter's own (RateLimit, on the Limiter the middleware calls) are
 // children of the request's span already.
-func (t *Telemetry) HTTPRateHook() func(ctx context.Context, e httprate.Event) {
+func (t *Telemetry) HTTPRate(ctx context.Context, e httprate.Event) {
 	t.ready()
-	return t.httpRateEvent
-}
-
-type httpRateKind struct {
-	outcome httprate.Outcome
-	limit   string
-	named   bool
-}
-
-func (t *Telemetry) httpRateEvent(ctx context.Context, e httprate.Event) {
 	k := httpRateKind{outcome: e.Outcome, named: e.Result.Limit != (ratelimit.Limit{})}
 	if k.named {
 		k.limit = e.Result.Limit.Name()
 	}
 	build := func() *attrs {
 		kvs := make([]attribute.KeyValue, 0, 3)
-		kvs = append(kvs, AttrHTTPRateOutcome.String(string(k.outcome)))
+		kvs = append(kvs, attrHTTPRateOutcome.String(k.outcome))
 		if k.named {
-			kvs = append(kvs, AttrRateLimitLimit.String(k.limit))
+			kvs = append(kvs, attrRateLimitLimit.String(k.limit))
 		}
 		if t.cfg.keys {
-			kvs = append(kvs, AttrRateLimitKey.String(e.Key))
+			kvs = append(kvs, attrRateLimitKey.String(e.Key))
 		}
 		return newAttrs("", kvs...)
 	}
@@ -65,4 +55,10 @@ func (t *Telemetry) httpRateEvent(ctx context.Context, e httprate.Event) {
 	if e.Latency > 0 {
 		t.httpRateDuration.Record(ctx, e.Latency.Seconds(), a.record...)
 	}
+}
+
+type httpRateKind struct {
+	outcome string
+	limit   string
+	named   bool
 }

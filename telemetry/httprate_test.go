@@ -19,14 +19,14 @@ import (
 
 // serveOne sends one request with X-Key key (none when empty) through a
 // middleware on l and returns its status.
-func serveOne(t *testing.T, o *sdk, l *ratelimit.Limiter, unavailable httprate.Unavailable, key string) int {
+func serveOne(t *testing.T, o *sdk, l *ratelimit.Limiter, failClosed bool, key string) int {
 	t.Helper()
 	m, err := httprate.New(httprate.Config{
 		Limiter: l, Policy: ratelimit.Policy{ratelimit.SlidingLog(1, time.Minute).Named("minute")},
-		Key:         func(r *http.Request) (string, error) { return r.Header.Get("X-Key"), nil },
-		Timeout:     5 * time.Second,
-		Unavailable: unavailable,
-		Hook:        o.HTTPRateHook(),
+		Key:        func(r *http.Request) (string, error) { return r.Header.Get("X-Key"), nil },
+		Timeout:    5 * time.Second,
+		FailClosed: failClosed,
+		Hook:       o.HTTPRate,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func serveOne(t *testing.T, o *sdk, l *ratelimit.Limiter, unavailable httprate.U
 	return w.Code
 }
 
-// A limiter that cannot reach Redis, under FailOpen, serves every request
+// A limiter that cannot reach Redis, failing open, serves every request
 // unmetered: the operator's only sign of it was a log line. Each such
 // request is counted as failed_open (and, failing closed, failed_closed),
 // with the time the limiter's call took.
@@ -57,14 +57,14 @@ func TestHTTPRateFailOpenIsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if code := serveOne(t, o, down, httprate.FailOpen, "k"); code != http.StatusOK {
+		if code := serveOne(t, o, down, false, "k"); code != http.StatusOK {
 			t.Fatalf("failing open: %d, want 200", code)
 		}
 	}
-	if code := serveOne(t, o, down, httprate.FailClosed, "k"); code != http.StatusServiceUnavailable {
+	if code := serveOne(t, o, down, true, "k"); code != http.StatusServiceUnavailable {
 		t.Fatalf("failing closed: %d, want 503", code)
 	}
-	out := telemetry.AttrHTTPRateOutcome
+	out := attribute.Key("httprate.outcome")
 	for _, c := range []struct {
 		outcome string
 		want    int64
@@ -93,13 +93,13 @@ func TestHTTPRateRequestsAreCountedByOutcomeAndBindingLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 3 {
-			serveOne(t, o, l, httprate.FailClosed, "user:1")
+			serveOne(t, o, l, true, "user:1")
 		}
-		if code := serveOne(t, o, l, httprate.FailClosed, ""); code != http.StatusInternalServerError {
+		if code := serveOne(t, o, l, true, ""); code != http.StatusInternalServerError {
 			t.Fatalf("no key: %d, want 500", code)
 		}
-		out, lim := telemetry.AttrHTTPRateOutcome, telemetry.AttrRateLimitLimit.String("minute")
-		key := telemetry.AttrRateLimitKey.String("user:1")
+		out, lim := attribute.Key("httprate.outcome"), attribute.Key("ratelimit.limit.name").String("minute")
+		key := attribute.Key("ratelimit.key").String("user:1")
 		for _, c := range []struct {
 			outcome string
 			want    int64
@@ -117,14 +117,14 @@ func TestHTTPRateRequestsAreCountedByOutcomeAndBindingLimit(t *testing.T) {
 		}
 		attrs := []attribute.KeyValue{out.String("error")}
 		if keys {
-			attrs = append(attrs, telemetry.AttrRateLimitKey.String(""))
+			attrs = append(attrs, attribute.Key("ratelimit.key").String(""))
 		}
 		if got := o.value(t, "httprate.requests", attrs...); got != 1 {
 			t.Errorf("keys %v: httprate.requests{error} = %d, want 1", keys, got)
 		}
 		if !keys {
 			for _, p := range o.points(t, "httprate.requests") {
-				if _, ok := p.attrs.Value(telemetry.AttrRateLimitKey); ok {
+				if _, ok := p.attrs.Value(attribute.Key("ratelimit.key")); ok {
 					t.Errorf("key recorded without WithKeys: %v", p.attrs)
 				}
 			}

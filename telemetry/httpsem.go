@@ -8,13 +8,13 @@ import (
 	"github.com/redis-primitives/go/semaphore/httpsem"
 )
 
-// AttrHTTPSemOutcome is what the concurrency-limit middleware did with a
+// attrHTTPSemOutcome is what the concurrency-limit middleware did with a
 // request: httpsem.Outcome (admitted, full, failed_open, failed_closed or
 // error).
-const AttrHTTPSemOutcome = attribute.Key("httpsem.outcome")
+const attrHTTPSemOutcome = attribute.Key("httpsem.outcome")
 
-// HTTPSemHook returns a hook for httpsem.Config.Hook that records, for
-// every request the middleware does not skip:
+// HTTPSem is the hook (httpsem.Config.Hook) that records, for every
+// request the middleware does not skip:
 //
 //   - httpsem.requests ({request}): by httpsem.outcome; failed_open counts
 //     the requests served without a permit while Redis could not decide,
@@ -28,17 +28,13 @@ const AttrHTTPSemOutcome = attribute.Key("httpsem.outcome")
 // key, the name of the semaphore it counted against. It records no spans:
 // the Issuer's own (semaphore.acquire, with Semaphore on the Issuer the
 // middleware calls) are children of the request's span already.
-func (t *Telemetry) HTTPSemHook() func(ctx context.Context, e httpsem.Event) {
+func (t *Telemetry) HTTPSem(ctx context.Context, e httpsem.Event) {
 	t.ready()
-	return t.httpSemEvent
-}
-
-func (t *Telemetry) httpSemEvent(ctx context.Context, e httpsem.Event) {
 	build := func() *attrs {
 		kvs := make([]attribute.KeyValue, 0, 2)
-		kvs = append(kvs, AttrHTTPSemOutcome.String(string(e.Outcome)))
+		kvs = append(kvs, attrHTTPSemOutcome.String(e.Outcome))
 		if t.cfg.semaphoreNames {
-			kvs = append(kvs, AttrSemaphoreName.String(e.Key))
+			kvs = append(kvs, attrSemaphoreName.String(e.Key))
 		}
 		return newAttrs("", kvs...)
 	}

@@ -21,10 +21,10 @@ import (
 // semHandler is a middleware on i, capacity 1, keyed by X-Key (a key
 // "fail" makes Key fail), around a handler that sends, for path /hold, a
 // second request of the same key while it holds its permit.
-func semHandler(t *testing.T, o *sdk, i *semaphore.Issuer, unavailable httpsem.Unavailable) http.Handler {
+func semHandler(t *testing.T, o *sdk, i *semaphore.Issuer, failClosed bool) http.Handler {
 	t.Helper()
 	m, err := httpsem.New(httpsem.Config{
-		Issuer: i, Capacity: 1, Unavailable: unavailable, Hook: o.HTTPSemHook(),
+		Issuer: i, Capacity: 1, FailClosed: failClosed, Hook: o.HTTPSem,
 		Key: func(r *http.Request) (string, error) {
 			if k := r.Header.Get("X-Key"); k != "fail" {
 				return k, nil
@@ -60,7 +60,7 @@ func serveSem(h http.Handler, path, key string) int {
 	return w.Code
 }
 
-// An Issuer that cannot reach Redis, under FailOpen, lets every request
+// An Issuer that cannot reach Redis, failing open, lets every request
 // through without a permit: no limit holds, and the operator had no metric
 // of it. Each such request is counted as failed_open (and, failing closed,
 // failed_closed), with the time its acquire took.
@@ -76,7 +76,7 @@ func TestHTTPSemFailOpenIsCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, closed := semHandler(t, o, down, httpsem.FailOpen), semHandler(t, o, down, httpsem.FailClosed)
+	open, closed := semHandler(t, o, down, false), semHandler(t, o, down, true)
 	for range 3 {
 		if code := serveSem(open, "/", "k"); code != http.StatusOK {
 			t.Fatalf("failing open: %d, want 200", code)
@@ -85,7 +85,7 @@ func TestHTTPSemFailOpenIsCounted(t *testing.T) {
 	if code := serveSem(closed, "/", "k"); code != http.StatusServiceUnavailable {
 		t.Fatalf("failing closed: %d, want 503", code)
 	}
-	out := telemetry.AttrHTTPSemOutcome
+	out := attribute.Key("httpsem.outcome")
 	for _, c := range []struct {
 		outcome string
 		want    int64
@@ -115,7 +115,7 @@ func TestHTTPSemRequestsAreCountedByOutcome(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := semHandler(t, o, i, httpsem.FailClosed)
+		h := semHandler(t, o, i, true)
 		for range 2 {
 			if code := serveSem(h, "/hold", "user:1"); code != http.StatusOK {
 				t.Fatalf("names %v: first request: %d, want 200", names, code)
@@ -124,7 +124,7 @@ func TestHTTPSemRequestsAreCountedByOutcome(t *testing.T) {
 		if code := serveSem(h, "/", "fail"); code != http.StatusInternalServerError {
 			t.Fatalf("names %v: Key failed: %d, want 500", names, code)
 		}
-		out := telemetry.AttrHTTPSemOutcome
+		out := attribute.Key("httpsem.outcome")
 		for _, c := range []struct {
 			outcome   string
 			key       string
@@ -132,7 +132,7 @@ func TestHTTPSemRequestsAreCountedByOutcome(t *testing.T) {
 		}{{"admitted", "user:1", 2, 2}, {"full", "user:1", 2, 2}, {"error", "", 1, 0}} {
 			attrs := []attribute.KeyValue{out.String(c.outcome)}
 			if names {
-				attrs = append(attrs, telemetry.AttrSemaphoreName.String(c.key))
+				attrs = append(attrs, attribute.Key("semaphore.name").String(c.key))
 			}
 			if got := o.value(t, "httpsem.requests", attrs...); got != c.want {
 				t.Errorf("names %v: httpsem.requests{%s} = %d, want %d", names, c.outcome, got, c.want)
@@ -143,7 +143,7 @@ func TestHTTPSemRequestsAreCountedByOutcome(t *testing.T) {
 		}
 		if !names {
 			for _, p := range o.points(t, "httpsem.requests") {
-				if _, ok := p.attrs.Value(telemetry.AttrSemaphoreName); ok {
+				if _, ok := p.attrs.Value(attribute.Key("semaphore.name")); ok {
 					t.Errorf("semaphore name recorded without WithSemaphoreNames: %v", p.attrs)
 				}
 			}

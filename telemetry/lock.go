@@ -4,22 +4,17 @@ import (
 	"context"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/redis-primitives/go/lock"
 )
 
-// Attribute keys of lock metrics and spans.
+// Attribute keys of lock spans; the metrics' are built by leases.
 const (
-	AttrLockOperation   = attribute.Key("lock.operation")    // acquire, extend, release, force_release
-	AttrLockOutcome     = attribute.Key("lock.outcome")      // lock.Outcome
-	AttrLockName        = attribute.Key("lock.name")         // only WithLockNames
-	AttrLockToken       = attribute.Key("lock.token")        // spans: the lease's fencing token
-	AttrLockHolderToken = attribute.Key("lock.holder.token") // spans: the holder's token, when held
-	AttrLockLostCause   = attribute.Key("lock.lost.cause")   // not_held or deadline
+	attrLockToken       = attribute.Key("lock.token")        // spans: the lease's fencing token
+	attrLockHolderToken = attribute.Key("lock.holder.token") // spans: the holder's token, when held
 )
 
-// Lock returns the option that reports a Locker's decisions:
+// Lock is the hook (lock.WithHook) that records a Locker's decisions:
 //
 //   - lock.operation.duration (s): every acquire, extend (Keeper and WithLock
 //     renewals included), release and force_release, by lock.operation and
@@ -31,66 +26,22 @@ const (
 //   - lock.lost ({lease}): each lease a Keeper or WithLock gave up, by
 //     lock.lost.cause.
 //
-// It sets the Locker's hook (lock.WithHook): one Locker has one hook, and an
-// option given after this one replaces it.
-func (t *Telemetry) Lock() lock.Option {
+// A Locker has one hook: to observe with your own as well, call Lock from
+// it.
+func (t *Telemetry) Lock(ctx context.Context, e lock.Event) {
 	t.ready()
-	return lock.WithHook(t.lockEvent)
-}
-
-type lockKind struct {
-	op      lock.Op
-	outcome lock.Outcome
-}
-
-// lockAttrs builds what an event of e's kind records with.
-func (t *Telemetry) lockAttrs(e lock.Event) *attrs {
-	kvs := make([]attribute.KeyValue, 0, 3)
-	if e.Op != lock.OpWait && e.Op != lock.OpLost {
-		kvs = append(kvs, AttrLockOperation.String(string(e.Op)))
-	}
-	if e.Op == lock.OpLost {
-		kvs = append(kvs, AttrLockLostCause.String(string(e.Outcome)))
-	} else {
-		kvs = append(kvs, AttrLockOutcome.String(string(e.Outcome)))
-	}
-	if t.cfg.lockNames {
-		kvs = append(kvs, AttrLockName.String(e.Name))
-	}
-	a := newAttrs("lock."+string(e.Op), kvs...)
-	if e.Op == lock.OpRelease {
-		a.hold = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kvs[1:]...))}
-	}
-	return a
-}
-
-func (t *Telemetry) lockEvent(ctx context.Context, e lock.Event) {
-	var a *attrs
-	if t.cfg.lockNames {
-		a = t.lockAttrs(e)
-	} else {
-		a = t.lockCache.get(lockKind{e.Op, e.Outcome}, func() *attrs { return t.lockAttrs(e) })
-	}
-	switch e.Op {
-	case lock.OpLost:
-		t.lockLost.Add(ctx, 1, a.add...)
+	a := t.lock.record(ctx, e.Op, e.Outcome, e.Name, t.cfg.lockNames, e.Latency, e.HeldFor)
+	if a == nil {
 		return
-	case lock.OpWait:
-		t.lockWait.Record(ctx, e.Latency.Seconds(), a.record...)
-	default:
-		t.lockDuration.Record(ctx, e.Latency.Seconds(), a.record...)
-	}
-	if e.Op == lock.OpRelease {
-		t.lockHold.Record(ctx, e.HeldFor.Seconds(), a.hold...)
 	}
 	var extra [2]attribute.KeyValue
 	n := 0
 	if e.Token != 0 {
-		extra[n] = AttrLockToken.Int64(e.Token)
+		extra[n] = attrLockToken.Int64(e.Token)
 		n++
 	}
-	if e.Outcome == lock.OutcomeHeld {
-		extra[n] = AttrLockHolderToken.Int64(e.Holder.Token)
+	if e.Outcome == "held" {
+		extra[n] = attrLockHolderToken.Int64(e.Holder.Token)
 		n++
 	}
 	t.span(ctx, a.span, e.Latency, e.Err, a.spanAttrs(extra[:n]...))

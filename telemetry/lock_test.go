@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/redis-primitives/go/goredisadapter"
@@ -30,7 +31,7 @@ func newLocker(t testing.TB, s *redistest.Server, opts ...lock.Option) *lock.Loc
 func TestLockOutcomesMoveTheirInstrumentsWithTheirAttributes(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	l := newLocker(t, s, o.Lock())
+	l := newLocker(t, s, lock.WithHook(o.Lock))
 	other := newLocker(t, s)
 	ctx := context.Background()
 
@@ -49,7 +50,7 @@ func TestLockOutcomesMoveTheirInstrumentsWithTheirAttributes(t *testing.T) {
 	_, _ = l.Release(ctx, lease)
 	_, _ = l.ForceRelease(ctx, "job")
 
-	op, out := telemetry.AttrLockOperation, telemetry.AttrLockOutcome
+	op, out := attribute.Key("lock.operation"), attribute.Key("lock.outcome")
 	for _, c := range []struct {
 		op, outcome string
 		want        int64
@@ -63,7 +64,7 @@ func TestLockOutcomesMoveTheirInstrumentsWithTheirAttributes(t *testing.T) {
 	}
 	for _, name := range []string{"lock.operation.duration", "lock.hold.duration"} {
 		for _, p := range o.points(t, name) {
-			if _, ok := p.attrs.Value(telemetry.AttrLockName); ok {
+			if _, ok := p.attrs.Value(attribute.Key("lock.name")); ok {
 				t.Errorf("%s carries lock.name without WithLockNames: %v", name, p.attrs)
 			}
 		}
@@ -75,10 +76,10 @@ func TestLockOutcomesMoveTheirInstrumentsWithTheirAttributes(t *testing.T) {
 	if len(held) != 2 {
 		t.Fatalf("%d lock.acquire spans, want 2", len(held))
 	}
-	if v, _ := attr(held[0], telemetry.AttrLockToken); v.AsInt64() != lease.Token {
+	if v, _ := attr(held[0], attribute.Key("lock.token")); v.AsInt64() != lease.Token {
 		t.Errorf("acquire span token %v, want %d", v, lease.Token)
 	}
-	if v, _ := attr(held[1], telemetry.AttrLockHolderToken); v.AsInt64() != lease.Token {
+	if v, _ := attr(held[1], attribute.Key("lock.holder.token")); v.AsInt64() != lease.Token {
 		t.Errorf("refused acquire span holder token %v, want %d", v, lease.Token)
 	}
 }
@@ -88,7 +89,7 @@ func TestLockOutcomesMoveTheirInstrumentsWithTheirAttributes(t *testing.T) {
 func TestLeaseLostIsCountedByItsCause(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	l := newLocker(t, s, o.Lock())
+	l := newLocker(t, s, lock.WithHook(o.Lock))
 	err := l.WithLock(context.Background(), "job", 300*time.Millisecond, func(ctx context.Context, _ *lock.Lease) error {
 		_, _ = newLocker(t, s).ForceRelease(ctx, "job")
 		<-ctx.Done()
@@ -97,10 +98,10 @@ func TestLeaseLostIsCountedByItsCause(t *testing.T) {
 	if !errors.Is(err, lock.ErrLeaseLost) {
 		t.Fatal(err)
 	}
-	if got := o.value(t, "lock.lost", telemetry.AttrLockLostCause.String("not_held")); got != 1 {
+	if got := o.value(t, "lock.lost", attribute.Key("lock.lost.cause").String("not_held")); got != 1 {
 		t.Errorf("lock.lost{not_held} = %d, want 1", got)
 	}
-	if got := o.value(t, "lock.hold.duration", telemetry.AttrLockOutcome.String("not_held")); got != 1 {
+	if got := o.value(t, "lock.hold.duration", attribute.Key("lock.outcome").String("not_held")); got != 1 {
 		t.Errorf("lock.hold.duration{not_held} count %d, want 1", got)
 	}
 }
@@ -110,7 +111,7 @@ func TestLockErrorIsCountedAndItsSpanMarkedError(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
 	c := s.Client(t)
-	l, err := lock.New(goredisadapter.New(c), lock.WithPrefix(s.Prefix()), o.Lock())
+	l, err := lock.New(goredisadapter.New(c), lock.WithPrefix(s.Prefix()), lock.WithHook(o.Lock))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestLockErrorIsCountedAndItsSpanMarkedError(t *testing.T) {
 	if _, err := l.Acquire(context.Background(), "job", time.Second); err == nil {
 		t.Fatal("acquire on a closed client succeeded")
 	}
-	if got := o.value(t, "lock.operation.duration", telemetry.AttrLockOperation.String("acquire"), telemetry.AttrLockOutcome.String("error")); got != 1 {
+	if got := o.value(t, "lock.operation.duration", attribute.Key("lock.operation").String("acquire"), attribute.Key("lock.outcome").String("error")); got != 1 {
 		t.Errorf("error count %d, want 1", got)
 	}
 	sp := o.spanNamed("lock.acquire")
@@ -132,7 +133,7 @@ func TestLockErrorIsCountedAndItsSpanMarkedError(t *testing.T) {
 func TestSpanNestsUnderTheCallersSpanAndCoversTheCall(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	l := newLocker(t, s, o.Lock())
+	l := newLocker(t, s, lock.WithHook(o.Lock))
 	ctx, parent := o.tp.Tracer("test").Start(context.Background(), "handler")
 	before := time.Now()
 	lease, err := l.Acquire(ctx, "job", time.Minute)
@@ -161,14 +162,14 @@ func TestSpanNestsUnderTheCallersSpanAndCoversTheCall(t *testing.T) {
 func TestLockNameIsAnAttributeOnlyWhenAskedFor(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t, telemetry.WithLockNames())
-	l := newLocker(t, s, o.Lock())
+	l := newLocker(t, s, lock.WithHook(o.Lock))
 	lease, err := l.Acquire(context.Background(), "job", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _ = l.Release(context.Background(), lease)
-	if got := o.value(t, "lock.operation.duration", telemetry.AttrLockOperation.String("acquire"),
-		telemetry.AttrLockOutcome.String("acquired"), telemetry.AttrLockName.String("job")); got != 1 {
+	if got := o.value(t, "lock.operation.duration", attribute.Key("lock.operation").String("acquire"),
+		attribute.Key("lock.outcome").String("acquired"), attribute.Key("lock.name").String("job")); got != 1 {
 		t.Errorf("acquire{lock.name=job} count %d, want 1", got)
 	}
 }
@@ -177,7 +178,7 @@ func TestLockNameIsAnAttributeOnlyWhenAskedFor(t *testing.T) {
 func TestAcquireWaitIsRecordedAsOneWait(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	l := newLocker(t, s, o.Lock())
+	l := newLocker(t, s, lock.WithHook(o.Lock))
 	holder := newLocker(t, s)
 	if _, err := holder.Acquire(context.Background(), "job", 100*time.Millisecond); err != nil {
 		t.Fatal(err)
@@ -189,7 +190,7 @@ func TestAcquireWaitIsRecordedAsOneWait(t *testing.T) {
 	if len(pts) != 1 || pts[0].value != 1 || pts[0].sum <= 0 {
 		t.Fatalf("lock.wait.duration %+v, want one wait", pts)
 	}
-	if got := o.value(t, "lock.operation.duration", telemetry.AttrLockOperation.String("acquire"), telemetry.AttrLockOutcome.String("held")); got < 1 {
+	if got := o.value(t, "lock.operation.duration", attribute.Key("lock.operation").String("acquire"), attribute.Key("lock.outcome").String("held")); got < 1 {
 		t.Fatalf("no refused acquire recorded before the wait's")
 	}
 }

@@ -10,15 +10,16 @@ import (
 
 // Attribute keys of ratelimit metrics and spans.
 const (
-	AttrRateLimitOperation = attribute.Key("ratelimit.operation")  // ratelimit.Op: allow, take, peek, reserve, commit or cancel (not wait)
-	AttrRateLimitOutcome   = attribute.Key("ratelimit.outcome")    // ratelimit.Outcome: allowed, rejected, expired, settled or error
-	AttrRateLimitLimit     = attribute.Key("ratelimit.limit.name") // the binding limit's Name
-	AttrRateLimitKey       = attribute.Key("ratelimit.key")        // only WithKeys
-	AttrRateLimitRemaining = attribute.Key("ratelimit.remaining")  // spans
-	AttrRateLimitCached    = attribute.Key("ratelimit.cached")     // true: answered by the deny cache
+	attrRateLimitOperation = attribute.Key("ratelimit.operation")  // Event.Op: allow, take, peek, reserve, commit, cancel or extend (not wait)
+	attrRateLimitOutcome   = attribute.Key("ratelimit.outcome")    // ratelimit.Outcome: allowed, rejected, expired, settled or error
+	attrRateLimitLimit     = attribute.Key("ratelimit.limit.name") // the binding limit's Name
+	attrRateLimitKey       = attribute.Key("ratelimit.key")        // only WithKeys
+	attrRateLimitRemaining = attribute.Key("ratelimit.remaining")  // spans
+	attrRateLimitCached    = attribute.Key("ratelimit.cached")     // true: answered by the deny cache
 )
 
-// RateLimit returns the option that reports a Limiter's decisions:
+// RateLimit is the hook (ratelimit.WithHook) that records a Limiter's
+// decisions:
 // ratelimit.decisions ({decision}) and ratelimit.decision.duration (s), by
 // ratelimit.operation, ratelimit.outcome and ratelimit.limit.name (the
 // binding limit: name your limits with Limit.Named), and a span per call
@@ -31,41 +32,30 @@ const (
 // "ratelimit.wait" for the whole call beside its attempts' spans, under the
 // same parent; it is not a decision of its own.
 //
-// It sets the Limiter's hook (ratelimit.WithHook): one Limiter has one
-// hook, and an option given after this one replaces it.
-func (t *Telemetry) RateLimit() ratelimit.Option {
+// A Limiter has one hook: to observe with your own as well, call RateLimit
+// from it.
+func (t *Telemetry) RateLimit(ctx context.Context, e ratelimit.Event) {
 	t.ready()
-	return ratelimit.WithHook(t.rateLimitEvent)
-}
-
-type rateLimitKind struct {
-	op            ratelimit.Op
-	outcome       ratelimit.Outcome
-	limit         string
-	named, cached bool
-}
-
-func (t *Telemetry) rateLimitEvent(ctx context.Context, e ratelimit.Event) {
 	k := rateLimitKind{op: e.Op, outcome: e.Outcome, named: e.Limit != (ratelimit.Limit{}), cached: e.Cached}
 	if k.named {
 		k.limit = e.Limit.Name()
 	}
 	build := func() *attrs {
 		kvs := make([]attribute.KeyValue, 0, 5)
-		if k.op != ratelimit.OpWait {
-			kvs = append(kvs, AttrRateLimitOperation.String(string(k.op)))
+		if k.op != "wait" {
+			kvs = append(kvs, attrRateLimitOperation.String(k.op))
 		}
-		kvs = append(kvs, AttrRateLimitOutcome.String(string(k.outcome)))
+		kvs = append(kvs, attrRateLimitOutcome.String(k.outcome))
 		if k.named {
-			kvs = append(kvs, AttrRateLimitLimit.String(k.limit))
+			kvs = append(kvs, attrRateLimitLimit.String(k.limit))
 		}
 		if k.cached {
-			kvs = append(kvs, AttrRateLimitCached.Bool(true))
+			kvs = append(kvs, attrRateLimitCached.Bool(true))
 		}
 		if t.cfg.keys {
-			kvs = append(kvs, AttrRateLimitKey.String(e.Key))
+			kvs = append(kvs, attrRateLimitKey.String(e.Key))
 		}
-		return newAttrs("ratelimit."+string(k.op), kvs...)
+		return newAttrs("ratelimit."+k.op, kvs...)
 	}
 	var a *attrs
 	if t.cfg.keys {
@@ -74,7 +64,7 @@ func (t *Telemetry) rateLimitEvent(ctx context.Context, e ratelimit.Event) {
 		a = t.rlCache.get(k, build)
 	}
 	switch {
-	case e.Op == ratelimit.OpWait:
+	case e.Op == "wait":
 		t.rlWait.Record(ctx, e.Latency.Seconds(), a.record...)
 	case e.Cached:
 		t.rlDecisions.Add(ctx, 1, a.add...)
@@ -84,7 +74,14 @@ func (t *Telemetry) rateLimitEvent(ctx context.Context, e ratelimit.Event) {
 	}
 	var extra []attribute.KeyValue
 	if e.Err == nil {
-		extra = []attribute.KeyValue{AttrRateLimitRemaining.Int(e.Remaining)}
+		extra = []attribute.KeyValue{attrRateLimitRemaining.Int(e.Remaining)}
 	}
 	t.span(ctx, a.span, e.Latency, e.Err, a.spanAttrs(extra...))
+}
+
+type rateLimitKind struct {
+	op            string
+	outcome       string
+	limit         string
+	named, cached bool
 }

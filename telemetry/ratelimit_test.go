@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/redis-primitives/go/goredisadapter"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
@@ -20,7 +22,7 @@ func TestRateLimitRejectionsAreCountedByTheBindingLimit(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
 	c := s.Client(t)
-	l, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
+	l, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithHook(o.RateLimit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func TestRateLimitRejectionsAreCountedByTheBindingLimit(t *testing.T) {
 	_ = c.Close()
 	_, _ = l.Allow(ctx, "user:1", ratelimit.GCRA(1, time.Second, 1).Named("gcra"))
 
-	op, out, lim := telemetry.AttrRateLimitOperation.String("allow"), telemetry.AttrRateLimitOutcome, telemetry.AttrRateLimitLimit
+	op, out, lim := attribute.Key("ratelimit.operation").String("allow"), attribute.Key("ratelimit.outcome"), attribute.Key("ratelimit.limit.name")
 	for _, c := range []struct {
 		outcome, limit string
 		want           int64
@@ -50,7 +52,7 @@ func TestRateLimitRejectionsAreCountedByTheBindingLimit(t *testing.T) {
 		}
 	}
 	for _, p := range o.points(t, "ratelimit.decisions") {
-		if _, ok := p.attrs.Value(telemetry.AttrRateLimitKey); ok {
+		if _, ok := p.attrs.Value(attribute.Key("ratelimit.key")); ok {
 			t.Errorf("key recorded without WithKeys: %v", p.attrs)
 		}
 	}
@@ -62,16 +64,16 @@ func TestRateLimitRejectionsAreCountedByTheBindingLimit(t *testing.T) {
 func TestRateLimitKeyIsAnAttributeOnlyWhenAskedFor(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t, telemetry.WithKeys())
-	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithHook(o.RateLimit))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Peek(context.Background(), "user:1", ratelimit.GCRA(1, time.Second, 1).Named("g")); err != nil {
 		t.Fatal(err)
 	}
-	if got := o.value(t, "ratelimit.decisions", telemetry.AttrRateLimitOperation.String("peek"),
-		telemetry.AttrRateLimitOutcome.String("allowed"), telemetry.AttrRateLimitLimit.String("g"),
-		telemetry.AttrRateLimitKey.String("user:1")); got != 1 {
+	if got := o.value(t, "ratelimit.decisions", attribute.Key("ratelimit.operation").String("peek"),
+		attribute.Key("ratelimit.outcome").String("allowed"), attribute.Key("ratelimit.limit.name").String("g"),
+		attribute.Key("ratelimit.key").String("user:1")); got != 1 {
 		t.Errorf("peek{key=user:1} = %d, want 1", got)
 	}
 }
@@ -81,7 +83,7 @@ func TestRateLimitKeyIsAnAttributeOnlyWhenAskedFor(t *testing.T) {
 func TestRateLimitAnswersFromTheDenyCacheAreMarkedAndNotTimed(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithDenyCache(16), o.RateLimit())
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithDenyCache(16), ratelimit.WithHook(o.RateLimit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,8 +93,8 @@ func TestRateLimitAnswersFromTheDenyCacheAreMarkedAndNotTimed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	op, rejected, name := telemetry.AttrRateLimitOperation.String("allow"), telemetry.AttrRateLimitOutcome.String("rejected"), telemetry.AttrRateLimitLimit.String("hourly")
-	cached := telemetry.AttrRateLimitCached.Bool(true)
+	op, rejected, name := attribute.Key("ratelimit.operation").String("allow"), attribute.Key("ratelimit.outcome").String("rejected"), attribute.Key("ratelimit.limit.name").String("hourly")
+	cached := attribute.Key("ratelimit.cached").Bool(true)
 	if got := o.value(t, "ratelimit.decisions", op, rejected, name, cached); got != 3 {
 		t.Errorf("ratelimit.decisions{rejected, cached} = %d, want 3", got)
 	}
@@ -115,7 +117,7 @@ func TestRateLimitExpiredCommitIsCountedAsExpiredNotAsError(t *testing.T) {
 	var mu sync.Mutex
 	now := time.UnixMilli(1_750_000_000_000)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithPinnedClockForTests(clock), o.RateLimit())
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithServerTimeForTests(clock), ratelimit.WithHook(o.RateLimit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +132,7 @@ func TestRateLimitExpiredCommitIsCountedAsExpiredNotAsError(t *testing.T) {
 	if _, err := rs.Commit(ctx, 1); !errors.Is(err, ratelimit.ErrExpired) {
 		t.Fatalf("commit past the expiry: %v, want ErrExpired", err)
 	}
-	op, out, name := telemetry.AttrRateLimitOperation.String("commit"), telemetry.AttrRateLimitOutcome, telemetry.AttrRateLimitLimit.String("hourly")
+	op, out, name := attribute.Key("ratelimit.operation").String("commit"), attribute.Key("ratelimit.outcome"), attribute.Key("ratelimit.limit.name").String("hourly")
 	if got := o.value(t, "ratelimit.decisions", op, out.String("expired"), name); got != 1 {
 		t.Errorf("ratelimit.decisions{commit, expired} = %d, want 1", got)
 	}
@@ -146,7 +148,7 @@ func TestRateLimitExpiredCommitIsCountedAsExpiredNotAsError(t *testing.T) {
 func TestRateLimitWaitIsTimedAsAWholeAndNotCountedAsADecision(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), o.RateLimit())
+	l, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()), ratelimit.WithHook(o.RateLimit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,15 +161,15 @@ func TestRateLimitWaitIsTimedAsAWholeAndNotCountedAsADecision(t *testing.T) {
 	if _, err := l.Wait(ctx, "user:1", lim); err != nil {
 		t.Fatal(err)
 	}
-	allowed, name := telemetry.AttrRateLimitOutcome.String("allowed"), telemetry.AttrRateLimitLimit.String("slow")
+	allowed, name := attribute.Key("ratelimit.outcome").String("allowed"), attribute.Key("ratelimit.limit.name").String("slow")
 	if got := o.value(t, "ratelimit.wait.duration", allowed, name); got != 1 {
 		t.Errorf("ratelimit.wait.duration{allowed, slow} count %d, want 1", got)
 	}
-	if got := o.value(t, "ratelimit.decisions", telemetry.AttrRateLimitOperation.String("allow"), allowed, name); got != 2 {
+	if got := o.value(t, "ratelimit.decisions", attribute.Key("ratelimit.operation").String("allow"), allowed, name); got != 2 {
 		t.Errorf("ratelimit.decisions{allow, allowed} = %d, want 2: the Allow and the Wait's last attempt", got)
 	}
 	for _, p := range o.points(t, "ratelimit.decisions") {
-		if op, _ := p.attrs.Value(telemetry.AttrRateLimitOperation); op.AsString() == "wait" {
+		if op, _ := p.attrs.Value(attribute.Key("ratelimit.operation")); op.AsString() == "wait" {
 			t.Errorf("a Wait counted as a decision: %v", p.attrs)
 		}
 	}

@@ -4,23 +4,20 @@ import (
 	"context"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/redis-primitives/go/semaphore"
 )
 
-// Attribute keys of semaphore metrics and spans.
+// Attribute keys of semaphore spans, and semaphore.name (httpsem's metrics
+// too); the Issuer's metrics' keys are built by leases.
 const (
-	AttrSemaphoreOperation = attribute.Key("semaphore.operation")  // acquire, extend, release
-	AttrSemaphoreOutcome   = attribute.Key("semaphore.outcome")    // semaphore.Outcome
-	AttrSemaphoreName      = attribute.Key("semaphore.name")       // only WithSemaphoreNames
-	AttrSemaphoreToken     = attribute.Key("semaphore.token")      // spans: the permit's fencing token
-	AttrSemaphoreHolders   = attribute.Key("semaphore.holders")    // spans: the live permits, when full
-	AttrSemaphoreLostCause = attribute.Key("semaphore.lost.cause") // not_held or deadline
+	attrSemaphoreName    = attribute.Key("semaphore.name")    // only WithSemaphoreNames
+	attrSemaphoreToken   = attribute.Key("semaphore.token")   // spans: the permit's fencing token
+	attrSemaphoreHolders = attribute.Key("semaphore.holders") // spans: the live permits, when full
 )
 
-// Semaphore returns the option that reports an Issuer's decisions, as Lock
-// does a Locker's:
+// Semaphore is the hook (semaphore.WithHook) that records an Issuer's
+// decisions, as Lock does a Locker's:
 //
 //   - semaphore.operation.duration (s): every acquire (AcquireWait's and
 //     WithPermit's attempts included), extend (WithPermit's renewals
@@ -36,68 +33,23 @@ const (
 //     while held, by semaphore.lost.cause.
 //
 // A full semaphore is a refusal, not a failure: its span carries
-// semaphore.holders and no error. It sets the Issuer's hook
-// (semaphore.WithHook): one Issuer has one hook, and an option given after
-// this one replaces it.
-func (t *Telemetry) Semaphore() semaphore.Option {
+// semaphore.holders and no error. An Issuer has one hook: to observe with
+// your own as well, call Semaphore from it.
+func (t *Telemetry) Semaphore(ctx context.Context, e semaphore.Event) {
 	t.ready()
-	return semaphore.WithHook(t.semaphoreEvent)
-}
-
-type semaphoreKind struct {
-	op      semaphore.Op
-	outcome semaphore.Outcome
-}
-
-// semaphoreAttrs builds what an event of e's kind records with.
-func (t *Telemetry) semaphoreAttrs(e semaphore.Event) *attrs {
-	kvs := make([]attribute.KeyValue, 0, 3)
-	if e.Op != semaphore.OpWait && e.Op != semaphore.OpLost {
-		kvs = append(kvs, AttrSemaphoreOperation.String(string(e.Op)))
-	}
-	if e.Op == semaphore.OpLost {
-		kvs = append(kvs, AttrSemaphoreLostCause.String(string(e.Outcome)))
-	} else {
-		kvs = append(kvs, AttrSemaphoreOutcome.String(string(e.Outcome)))
-	}
-	if t.cfg.semaphoreNames {
-		kvs = append(kvs, AttrSemaphoreName.String(e.Name))
-	}
-	a := newAttrs("semaphore."+string(e.Op), kvs...)
-	if e.Op == semaphore.OpRelease {
-		a.hold = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kvs[1:]...))}
-	}
-	return a
-}
-
-func (t *Telemetry) semaphoreEvent(ctx context.Context, e semaphore.Event) {
-	var a *attrs
-	if t.cfg.semaphoreNames {
-		a = t.semaphoreAttrs(e)
-	} else {
-		a = t.semaphoreCache.get(semaphoreKind{e.Op, e.Outcome}, func() *attrs { return t.semaphoreAttrs(e) })
-	}
-	switch e.Op {
-	case semaphore.OpLost:
-		t.semaphoreLost.Add(ctx, 1, a.add...)
+	a := t.semaphore.record(ctx, e.Op, e.Outcome, e.Name, t.cfg.semaphoreNames, e.Latency, e.HeldFor)
+	if a == nil {
 		return
-	case semaphore.OpWait:
-		t.semaphoreWait.Record(ctx, e.Latency.Seconds(), a.record...)
-	default:
-		t.semaphoreDuration.Record(ctx, e.Latency.Seconds(), a.record...)
-	}
-	if e.Op == semaphore.OpRelease {
-		t.semaphoreHold.Record(ctx, e.HeldFor.Seconds(), a.hold...)
 	}
 	var extra [1]attribute.KeyValue
 	n := 0
 	err := e.Err
 	switch {
-	case e.Outcome == semaphore.OutcomeFull:
-		extra[n], err = AttrSemaphoreHolders.Int(e.Holders), nil
+	case e.Outcome == "full":
+		extra[n], err = attrSemaphoreHolders.Int(e.Holders), nil
 		n++
 	case e.Token != 0:
-		extra[n] = AttrSemaphoreToken.Int64(e.Token)
+		extra[n] = attrSemaphoreToken.Int64(e.Token)
 		n++
 	}
 	t.span(ctx, a.span, e.Latency, err, a.spanAttrs(extra[:n]...))

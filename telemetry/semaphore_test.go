@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/redis-primitives/go/goredisadapter"
@@ -29,7 +30,7 @@ func newIssuer(t testing.TB, s *redistest.Server, opts ...semaphore.Option) *sem
 func TestSemaphoreOutcomesMoveTheirInstrumentsWithTheirAttributes(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	i := newIssuer(t, s, o.Semaphore())
+	i := newIssuer(t, s, semaphore.WithHook(o.Semaphore))
 	ctx := context.Background()
 
 	p, err := i.Acquire(ctx, "pool", 1, time.Minute)
@@ -53,7 +54,7 @@ func TestSemaphoreOutcomesMoveTheirInstrumentsWithTheirAttributes(t *testing.T) 
 		t.Fatal(err)
 	}
 
-	op, out := telemetry.AttrSemaphoreOperation, telemetry.AttrSemaphoreOutcome
+	op, out := attribute.Key("semaphore.operation"), attribute.Key("semaphore.outcome")
 	for _, c := range []struct {
 		op, outcome string
 		want        int64
@@ -78,7 +79,7 @@ func TestSemaphoreOutcomesMoveTheirInstrumentsWithTheirAttributes(t *testing.T) 
 	}
 	for _, name := range []string{"semaphore.operation.duration", "semaphore.wait.duration", "semaphore.hold.duration"} {
 		for _, pt := range o.points(t, name) {
-			if _, ok := pt.attrs.Value(telemetry.AttrSemaphoreName); ok {
+			if _, ok := pt.attrs.Value(attribute.Key("semaphore.name")); ok {
 				t.Errorf("%s carries semaphore.name without WithSemaphoreNames: %v", name, pt.attrs)
 			}
 		}
@@ -88,15 +89,15 @@ func TestSemaphoreOutcomesMoveTheirInstrumentsWithTheirAttributes(t *testing.T) 
 	if len(acq) != 3 {
 		t.Fatalf("%d semaphore.acquire spans, want 3 (acquired, full, AcquireWait's)", len(acq))
 	}
-	if v, _ := attr(acq[0], telemetry.AttrSemaphoreToken); v.AsInt64() != p.Token || acq[0].Status.Code == codes.Error {
+	if v, _ := attr(acq[0], attribute.Key("semaphore.token")); v.AsInt64() != p.Token || acq[0].Status.Code == codes.Error {
 		t.Errorf("acquire span: token %v (want %d), status %v", v, p.Token, acq[0].Status)
 	}
-	if v, ok := attr(acq[1], telemetry.AttrSemaphoreHolders); !ok || v.AsInt64() != 1 || acq[1].Status.Code == codes.Error || len(acq[1].Events) != 0 {
+	if v, ok := attr(acq[1], attribute.Key("semaphore.holders")); !ok || v.AsInt64() != 1 || acq[1].Status.Code == codes.Error || len(acq[1].Events) != 0 {
 		t.Errorf("full acquire span: holders %v, status %v, events %v; want 1 holder and no error", v, acq[1].Status, acq[1].Events)
 	}
 	if sp := o.spanNamed("semaphore.wait"); len(sp) != 1 {
 		t.Errorf("%d semaphore.wait spans, want 1", len(sp))
-	} else if v, _ := attr(sp[0], telemetry.AttrSemaphoreToken); v.AsInt64() != w.Token {
+	} else if v, _ := attr(sp[0], attribute.Key("semaphore.token")); v.AsInt64() != w.Token {
 		t.Errorf("wait span token %v, want %d", v, w.Token)
 	}
 	if sp := o.spanNamed("semaphore.extend"); len(sp) != 1 {
@@ -114,7 +115,7 @@ func TestSemaphoreOutcomesMoveTheirInstrumentsWithTheirAttributes(t *testing.T) 
 func TestSemaphorePermitLostIsCountedByItsCause(t *testing.T) {
 	s := redistest.Start(t)
 	o := newOtel(t)
-	i := newIssuer(t, s, o.Semaphore())
+	i := newIssuer(t, s, semaphore.WithHook(o.Semaphore))
 	other := newIssuer(t, s)
 	err := i.WithPermit(context.Background(), "job", 1, 300*time.Millisecond, func(ctx context.Context, p *semaphore.Permit) error {
 		if ok, err := other.Release(ctx, p); !ok || err != nil {
@@ -126,10 +127,10 @@ func TestSemaphorePermitLostIsCountedByItsCause(t *testing.T) {
 	if !errors.Is(err, semaphore.ErrPermitLost) {
 		t.Fatalf("WithPermit: %v, want ErrPermitLost", err)
 	}
-	if got := o.value(t, "semaphore.lost", telemetry.AttrSemaphoreLostCause.String("not_held")); got != 1 {
+	if got := o.value(t, "semaphore.lost", attribute.Key("semaphore.lost.cause").String("not_held")); got != 1 {
 		t.Errorf("semaphore.lost{not_held} = %d, want 1", got)
 	}
-	if got := o.value(t, "semaphore.operation.duration", telemetry.AttrSemaphoreOperation.String("extend"), telemetry.AttrSemaphoreOutcome.String("not_held")); got < 1 {
+	if got := o.value(t, "semaphore.operation.duration", attribute.Key("semaphore.operation").String("extend"), attribute.Key("semaphore.outcome").String("not_held")); got < 1 {
 		t.Errorf("no not_held renewal recorded before the loss")
 	}
 }
@@ -140,7 +141,7 @@ func TestSemaphoreNameIsAnAttributeOnlyWhenAskedForAndErrorsMarkTheSpan(t *testi
 	s := redistest.Start(t)
 	o := newOtel(t, telemetry.WithSemaphoreNames())
 	c := s.Client(t)
-	i, err := semaphore.New(goredisadapter.New(c), semaphore.WithPrefix(s.Prefix()+"semaphore:"), o.Semaphore())
+	i, err := semaphore.New(goredisadapter.New(c), semaphore.WithPrefix(s.Prefix()+"semaphore:"), semaphore.WithHook(o.Semaphore))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +150,8 @@ func TestSemaphoreNameIsAnAttributeOnlyWhenAskedForAndErrorsMarkTheSpan(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := o.value(t, "semaphore.operation.duration", telemetry.AttrSemaphoreOperation.String("acquire"),
-		telemetry.AttrSemaphoreOutcome.String("acquired"), telemetry.AttrSemaphoreName.String("pool")); got != 1 {
+	if got := o.value(t, "semaphore.operation.duration", attribute.Key("semaphore.operation").String("acquire"),
+		attribute.Key("semaphore.outcome").String("acquired"), attribute.Key("semaphore.name").String("pool")); got != 1 {
 		t.Errorf("acquire{semaphore.name=pool} count %d, want 1", got)
 	}
 	if ok, err := i.Release(ctx, p); !ok || err != nil {
@@ -160,8 +161,8 @@ func TestSemaphoreNameIsAnAttributeOnlyWhenAskedForAndErrorsMarkTheSpan(t *testi
 	if _, err := i.Acquire(ctx, "pool", 2, time.Minute); err == nil {
 		t.Fatal("acquire on a closed client succeeded")
 	}
-	if got := o.value(t, "semaphore.operation.duration", telemetry.AttrSemaphoreOperation.String("acquire"),
-		telemetry.AttrSemaphoreOutcome.String("error"), telemetry.AttrSemaphoreName.String("pool")); got != 1 {
+	if got := o.value(t, "semaphore.operation.duration", attribute.Key("semaphore.operation").String("acquire"),
+		attribute.Key("semaphore.outcome").String("error"), attribute.Key("semaphore.name").String("pool")); got != 1 {
 		t.Errorf("acquire{error} count %d, want 1", got)
 	}
 	sp := o.spanNamed("semaphore.acquire")

@@ -12,8 +12,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/redis-primitives/go/semaphore/httpsem"
 )
 
 // ScopeName is the instrumentation scope of every meter and tracer this
@@ -95,17 +93,13 @@ type Telemetry struct {
 	cfg    config
 	tracer trace.Tracer
 
-	lockDuration, lockWait, lockHold metric.Float64Histogram
-	lockLost                         metric.Int64Counter
-	lockCache                        cache[lockKind]
+	lock leases
 
 	rlDecisions        metric.Int64Counter
 	rlDuration, rlWait metric.Float64Histogram
 	rlCache            cache[rateLimitKind]
 
-	semaphoreDuration, semaphoreWait, semaphoreHold metric.Float64Histogram
-	semaphoreLost                                   metric.Int64Counter
-	semaphoreCache                                  cache[semaphoreKind]
+	semaphore leases
 
 	httpRateRequests metric.Int64Counter
 	httpRateDuration metric.Float64Histogram
@@ -113,7 +107,7 @@ type Telemetry struct {
 
 	httpSemRequests metric.Int64Counter
 	httpSemDuration metric.Float64Histogram
-	httpSemCache    cache[httpsem.Outcome]
+	httpSemCache    cache[string]
 
 	fenceWrites   metric.Int64Counter
 	fenceDuration metric.Float64Histogram
@@ -169,6 +163,7 @@ func (t *Telemetry) setup(cfg config) error {
 		cfg.tp = otel.GetTracerProvider()
 	}
 	m := cfg.mp.Meter(ScopeName)
+	t.lock.prefix, t.semaphore.prefix = "lock", "semaphore"
 	t.cfg, t.tracer = cfg, cfg.tp.Tracer(ScopeName)
 	var errs []error
 	hist := func(name, desc string) metric.Float64Histogram {
@@ -182,17 +177,17 @@ func (t *Telemetry) setup(cfg config) error {
 		errs = append(errs, err)
 		return c
 	}
-	t.lockDuration = hist("lock.operation.duration", "Duration of lock operations (acquire, extend, release, force_release), by outcome.")
-	t.lockWait = hist("lock.wait.duration", "Time AcquireWait took, waiting included, by outcome.")
-	t.lockHold = hist("lock.hold.duration", "How long a lease was held, from its acquire to its release, by release outcome.")
-	t.lockLost = count("lock.lost", "{lease}", "Leases given up while held, by cause (not_held: found gone; deadline: no renewal in time).")
+	t.lock.duration = hist("lock.operation.duration", "Duration of lock operations (acquire, extend, release, force_release), by outcome.")
+	t.lock.wait = hist("lock.wait.duration", "Time AcquireWait took, waiting included, by outcome.")
+	t.lock.hold = hist("lock.hold.duration", "How long a lease was held, from its acquire to its release, by release outcome.")
+	t.lock.lost = count("lock.lost", "{lease}", "Leases given up while held, by cause (not_held: found gone; deadline: no renewal in time).")
 	t.rlDecisions = count("ratelimit.decisions", "{decision}", "Rate-limit decisions, by operation, outcome (allowed, rejected, expired, settled, error) and binding limit.")
 	t.rlDuration = hist("ratelimit.decision.duration", "Duration of rate-limit decisions, by outcome and binding limit.")
 	t.rlWait = hist("ratelimit.wait.duration", "Time Wait and WaitN took, waiting included, by outcome and binding limit.")
-	t.semaphoreDuration = hist("semaphore.operation.duration", "Duration of semaphore operations (acquire, extend, release), by outcome.")
-	t.semaphoreWait = hist("semaphore.wait.duration", "Time AcquireWait took, waiting included, by outcome.")
-	t.semaphoreHold = hist("semaphore.hold.duration", "How long a permit was held, from its grant to its release, by release outcome.")
-	t.semaphoreLost = count("semaphore.lost", "{permit}", "Permits given up while held, by cause (not_held: found gone; deadline: no renewal in time).")
+	t.semaphore.duration = hist("semaphore.operation.duration", "Duration of semaphore operations (acquire, extend, release), by outcome.")
+	t.semaphore.wait = hist("semaphore.wait.duration", "Time AcquireWait took, waiting included, by outcome.")
+	t.semaphore.hold = hist("semaphore.hold.duration", "How long a permit was held, from its grant to its release, by release outcome.")
+	t.semaphore.lost = count("semaphore.lost", "{permit}", "Permits given up while held, by cause (not_held: found gone; deadline: no renewal in time).")
 	t.httpRateRequests = count("httprate.requests", "{request}", "Requests the rate-limit middleware decided on, by outcome (allowed, rejected, failed_open, failed_closed, error) and binding limit.")
 	t.httpRateDuration = hist("httprate.decision.duration", "Duration of the rate-limit middleware's limiter calls, by outcome and binding limit.")
 	t.httpSemRequests = count("httpsem.requests", "{request}", "Requests the concurrency-limit middleware decided on, by outcome (admitted, full, failed_open, failed_closed, error).")

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/redis-primitives/go/internal/redistest"
+	"github.com/redis-primitives/go/lock"
 	"github.com/redis-primitives/go/telemetry"
 )
 
@@ -27,7 +28,7 @@ func TestAZeroTelemetryRecordsToTheGlobalProvidersInsteadOfPanicking(t *testing.
 	})
 
 	var zero telemetry.Telemetry
-	l := newLocker(t, redistest.Start(t), zero.Lock())
+	l := newLocker(t, redistest.Start(t), lock.WithHook(zero.Lock))
 	lease, err := l.Acquire(context.Background(), "job", time.Minute)
 	if err != nil {
 		t.Fatal(err)

@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// The default table names.
+// The default table names, as WithRowsTable and WithMarksTable state them.
 const (
-	DefaultRowsTable  = "pgfence_rows"
-	DefaultMarksTable = "pgfence_marks"
+	defaultRowsTable  = "pgfence_rows"
+	defaultMarksTable = "pgfence_marks"
 )
 
 // DDL creates the two tables this package uses, under their default names.
@@ -23,12 +23,12 @@ const (
 // pgfence_marks holds one high-water mark per resource for Guard. Rows
 // there are never deleted by this package: a lost mark lets a stale token
 // in again.
-const DDL = `CREATE TABLE IF NOT EXISTS "` + DefaultRowsTable + `" (
+const DDL = `CREATE TABLE IF NOT EXISTS "` + defaultRowsTable + `" (
 	id          text   PRIMARY KEY,
 	value       text   NOT NULL,
 	fence_token bigint NOT NULL DEFAULT 0 CHECK (fence_token >= 0)
 );
-CREATE TABLE IF NOT EXISTS "` + DefaultMarksTable + `" (
+CREATE TABLE IF NOT EXISTS "` + defaultMarksTable + `" (
 	resource text   PRIMARY KEY,
 	token    bigint NOT NULL CHECK (token > 0)
 );
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS "` + DefaultMarksTable + `" (
 
 // defaultNames are the quoted default names as they appear in DDL, which
 // Store.DDL replaces: the text of the tables is written once, in DDL.
-var defaultNames = []string{`"` + DefaultRowsTable + `"`, `"` + DefaultMarksTable + `"`}
+var defaultNames = []string{`"` + defaultRowsTable + `"`, `"` + defaultMarksTable + `"`}
 
 // DDL returns the statements that create the Store's two tables under its
 // configured names: DDL, with the names changed.

@@ -74,7 +74,7 @@ func TestBadOptionsAreRejected(t *testing.T) {
 		"empty part":      pgfence.WithMarksTable("app", ""),
 		"NUL":             pgfence.WithMarksTable("a\x00b"),
 		"past 63 bytes":   pgfence.WithRowsTable("t234567890123456789012345678901234567890123456789012345678901234"),
-		"same two tables": pgfence.WithMarksTable(pgfence.DefaultRowsTable),
+		"same two tables": pgfence.WithMarksTable("pgfence_rows"),
 		"nil":             nil,
 	}
 	for name, opt := range cases {

@@ -287,7 +287,7 @@ func ExampleTable_UpdateSQL() {
 func ExampleWithHook() {
 	var refused atomic.Int64
 	store, err := pgfence.New(pgfence.WithHook(func(_ context.Context, e pgfence.Event) {
-		if e.Outcome == pgfence.OutcomeStale {
+		if e.Outcome == "stale" {
 			refused.Add(1)
 		}
 	}))
@@ -310,7 +310,7 @@ func ExampleWithLogger() {
 // error.
 func ExampleEvent() {
 	store, err := pgfence.New(pgfence.WithHook(func(_ context.Context, e pgfence.Event) {
-		if e.Outcome == pgfence.OutcomeError {
+		if e.Outcome == "error" {
 			log.Printf("pgfence: %s %s %s: %v after %v", e.Op, e.Table, e.ID, e.Err, e.Latency)
 		}
 	}))

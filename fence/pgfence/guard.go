@@ -60,7 +60,7 @@ func (s *Store) GuardSQL(ctx context.Context, tx *sql.Tx, resource string, token
 func (s *Store) guard(ctx context.Context, tx querier, rollback func(), resource string, token int64) error {
 	start := s.observer.start()
 	err := s.guardOnce(ctx, tx, rollback, resource, token)
-	s.observe(ctx, OpGuard, s.marks, resource, token, start, err)
+	s.observe(ctx, opGuard, s.marks, resource, token, start, err)
 	return err
 }
 

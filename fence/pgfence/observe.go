@@ -8,28 +8,16 @@ import (
 	"time"
 )
 
-// Op names what a Store did, in an Event.
-type Op string
-
-// The operations an Event reports.
+// The operations and outcomes an Event reports, as its Op and Outcome say
+// them: strings, the words a metrics or tracing adapter records, listed
+// once, in Event's doc.
 const (
-	OpUpdate Op = "update" // Store.Update, Table.Update, Table.UpdateSQL
-	OpGuard  Op = "guard"  // Guard, GuardSQL
-)
+	opUpdate = "update"
+	opGuard  = "guard"
 
-// Outcome is how a fenced write ended, in an Event.
-type Outcome string
-
-// The outcomes an Event reports.
-const (
-	// OutcomeAccepted: the token passed; the write may proceed (final once
-	// the caller's transaction commits).
-	OutcomeAccepted Outcome = "accepted"
-	// OutcomeStale: the token was below the highest; Highest says it.
-	OutcomeStale Outcome = "stale"
-	// OutcomeError: the call failed without a verdict (a missing row, the
-	// database's error, a context that ended); Err says why.
-	OutcomeError Outcome = "error"
+	outcomeAccepted = "accepted"
+	outcomeStale    = "stale"
+	outcomeError    = "error"
 )
 
 // Event is one fenced write, given to the hook set with WithHook: its
@@ -37,8 +25,17 @@ const (
 // reported. The shape is the one every primitive of this project reports
 // with (lock.Event, fence.Event and the others').
 type Event struct {
-	Op      Op
-	Outcome Outcome
+	// Op is the write: "update" (Store.Update, Table.Update,
+	// Table.UpdateSQL) or "guard" (Guard, GuardSQL).
+	Op string
+	// Outcome is its verdict:
+	//
+	//   - "accepted": the token passed; the write may proceed (final once
+	//     the caller's transaction commits);
+	//   - "stale": the token was below the highest; Highest says it;
+	//   - "error": the call failed without a verdict (a missing row, the
+	//     database's error, a context that ended); Err says why.
+	Outcome string
 	// Table is the table compared against, quoted: the rows, the caller's
 	// table, or the marks.
 	Table string
@@ -46,14 +43,14 @@ type Event struct {
 	ID string
 	// Token is the token the write carried.
 	Token int64
-	// Highest is, for OutcomeStale, the highest token accepted before it;
+	// Highest is, for "stale", the highest token accepted before it;
 	// 0 otherwise.
 	Highest int64
 	// Latency is how long the call took, its statements in the caller's
 	// transaction.
 	Latency time.Duration
-	// Err is the error the call returned, for OutcomeError and (the
-	// *StaleError) OutcomeStale; nil when accepted.
+	// Err is the error the call returned, for "error" and (the
+	// *StaleError) "stale"; nil when accepted.
 	Err error
 }
 
@@ -108,21 +105,21 @@ func (o *observer) start() time.Time {
 
 // observe reports a call that started at start and returned err to the
 // hook and the logger, if set.
-func (o *observer) observe(ctx context.Context, op Op, table, id string, token int64, start time.Time, err error) {
+func (o *observer) observe(ctx context.Context, op string, table, id string, token int64, start time.Time, err error) {
 	if !o.on() {
 		return
 	}
-	e := Event{Op: op, Outcome: OutcomeAccepted, Table: table, ID: id, Token: token, Latency: time.Since(start), Err: err}
+	e := Event{Op: op, Outcome: outcomeAccepted, Table: table, ID: id, Token: token, Latency: time.Since(start), Err: err}
 	var se *StaleError
 	if errors.As(err, &se) {
-		e.Outcome, e.Highest = OutcomeStale, se.Highest
+		e.Outcome, e.Highest = outcomeStale, se.Highest
 	} else if err != nil {
-		e.Outcome = OutcomeError
+		e.Outcome = outcomeError
 	}
 	if o.hook != nil {
 		o.hook(ctx, e)
 	}
-	if o.logger != nil && e.Outcome == OutcomeStale {
+	if o.logger != nil && e.Outcome == outcomeStale {
 		o.logger.LogAttrs(ctx, slog.LevelWarn, "pgfence: stale write refused",
 			slog.String("op", string(op)), slog.String("table", table), slog.String("id", id),
 			slog.Int64("token", token), slog.Int64("highest", e.Highest))

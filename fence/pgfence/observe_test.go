@@ -61,13 +61,13 @@ func TestHookSeesEveryAcceptedAndRefusedWrite(t *testing.T) {
 	_ = guardSQL(2)
 	rows, acct, marks := `"pgfence_rows"`, `"account"`, `"pgfence_marks"`
 	want := []pgfence.Event{
-		{Op: pgfence.OpUpdate, Outcome: pgfence.OutcomeAccepted, Table: rows, ID: "acct", Token: 6},
-		{Op: pgfence.OpUpdate, Outcome: pgfence.OutcomeStale, Table: rows, ID: "acct", Token: 4, Highest: 6},
-		{Op: pgfence.OpUpdate, Outcome: pgfence.OutcomeError, Table: rows, ID: "none", Token: 9},
-		{Op: pgfence.OpUpdate, Outcome: pgfence.OutcomeAccepted, Table: acct, ID: "acct", Token: 3},
-		{Op: pgfence.OpUpdate, Outcome: pgfence.OutcomeStale, Table: acct, ID: "acct", Token: 1, Highest: 3},
-		{Op: pgfence.OpGuard, Outcome: pgfence.OutcomeAccepted, Table: marks, ID: "job", Token: 7},
-		{Op: pgfence.OpGuard, Outcome: pgfence.OutcomeStale, Table: marks, ID: "job", Token: 2, Highest: 7},
+		{Op: "update", Outcome: "accepted", Table: rows, ID: "acct", Token: 6},
+		{Op: "update", Outcome: "stale", Table: rows, ID: "acct", Token: 4, Highest: 6},
+		{Op: "update", Outcome: "error", Table: rows, ID: "none", Token: 9},
+		{Op: "update", Outcome: "accepted", Table: acct, ID: "acct", Token: 3},
+		{Op: "update", Outcome: "stale", Table: acct, ID: "acct", Token: 1, Highest: 3},
+		{Op: "guard", Outcome: "accepted", Table: marks, ID: "job", Token: 7},
+		{Op: "guard", Outcome: "stale", Table: marks, ID: "job", Token: 2, Highest: 7},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("hook saw %d events, want %d:\n%+v", len(got), len(want), got)
@@ -77,11 +77,11 @@ func TestHookSeesEveryAcceptedAndRefusedWrite(t *testing.T) {
 			t.Errorf("event %d: latency %v, want the call's", i, got[i].Latency)
 		}
 		switch got[i].Outcome {
-		case pgfence.OutcomeStale:
+		case "stale":
 			if !errors.Is(got[i].Err, pgfence.ErrStale) {
 				t.Errorf("event %d: stale with error %v", i, got[i].Err)
 			}
-		case pgfence.OutcomeError:
+		case "error":
 			if !errors.Is(got[i].Err, pgfence.ErrNotFound) {
 				t.Errorf("event %d: error %v, want ErrNotFound", i, got[i].Err)
 			}

@@ -2,6 +2,9 @@ package pgfence_test
 
 import (
 	"context"
+	"errors"
+	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -23,4 +26,20 @@ func charge(ctx context.Context, pool *pgxpool.Pool, store *pgfence.Store, token
 	return tx.Commit(ctx)
 }
 
-var _ = charge
+func TestTheReadmesPgfenceSnippetReturnsAStaleHoldersRefusalAndReturnsTheConnection(t *testing.T) {
+	pool, store := newDB(t, 1) // one connection: a transaction left open would block the next charge
+	ctx := context.Background()
+	if err := charge(ctx, pool, store, 2); err != nil {
+		t.Fatalf("the newer holder's charge: %v", err)
+	}
+	err := charge(ctx, pool, store, 1)
+	var stale *pgfence.StaleError
+	if !errors.As(err, &stale) {
+		t.Fatalf("the older holder's charge returned %v, want a *pgfence.StaleError", err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := charge(waitCtx, pool, store, 3); err != nil {
+		t.Fatalf("a charge after the refusal: %v (the refused one kept the only connection?)", err)
+	}
+}

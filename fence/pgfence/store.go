@@ -49,7 +49,7 @@ func WithMarksTable(parts ...string) Option {
 // It makes no round trip; create the tables with CreateTables or put DDL in
 // your migrations.
 func New(opts ...Option) (*Store, error) {
-	s := &Store{config: config{rows: pgx.Identifier{DefaultRowsTable}.Sanitize(), marks: pgx.Identifier{DefaultMarksTable}.Sanitize()}}
+	s := &Store{config: config{rows: pgx.Identifier{defaultRowsTable}.Sanitize(), marks: pgx.Identifier{defaultMarksTable}.Sanitize()}}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("%w: nil option", ErrInvalidOption)

@@ -155,6 +155,6 @@ func (t *Table) fencedUpdate(ctx context.Context, q querier, stmt, id string, to
 	case !applied:
 		err = &StaleError{ID: id, Token: token, Highest: before}
 	}
-	t.obs.observe(ctx, OpUpdate, t.name, id, token, start, err)
+	t.obs.observe(ctx, opUpdate, t.name, id, token, start, err)
 	return err
 }

@@ -13,7 +13,7 @@ func ExampleHook() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	store, err := pgfence.New(pgfencetel.Hook(tel))
+	store, err := pgfence.New(pgfence.WithHook(pgfencetel.Hook(tel)))
 	if err != nil {
 		log.Fatal(err)
 	}

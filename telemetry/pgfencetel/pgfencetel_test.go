@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -34,7 +35,7 @@ func TestStalePGFenceWriteIsCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := pgfence.New(pgfencetel.Hook(tel))
+	store, err := pgfence.New(pgfence.WithHook(pgfencetel.Hook(tel)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +62,10 @@ func TestStalePGFenceWriteIsCounted(t *testing.T) {
 				continue
 			}
 			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-				store, _ := p.Attributes.Value(telemetry.AttrFenceStore)
-				outcome, _ := p.Attributes.Value(telemetry.AttrFenceOutcome)
-				table, _ := p.Attributes.Value(telemetry.AttrFenceTable)
-				if _, ok := p.Attributes.Value(telemetry.AttrFenceKey); ok {
+				store, _ := p.Attributes.Value(attribute.Key("fence.store"))
+				outcome, _ := p.Attributes.Value(attribute.Key("fence.outcome"))
+				table, _ := p.Attributes.Value(attribute.Key("fence.table"))
+				if _, ok := p.Attributes.Value(attribute.Key("fence.key")); ok {
 					t.Errorf("row id recorded without WithKeys: %v", p.Attributes)
 				}
 				if store.AsString() != "postgresql" || table.AsString() == "" {
