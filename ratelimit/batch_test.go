@@ -57,16 +57,20 @@ func (h *pipelines) seen() (batches, calls, largest, commands int) {
 }
 
 // decisionsIn returns the decisions a command carries: those of a
-// batch.lua call (EVALSHA or EVAL, 1 key, then per decision m, m keys,
-// n, mode, pinned time and m limits), or 1.
+// batch.lua call (EVALSHA or EVAL, 1 key, then per decision its head,
+// whose first byte is m, and its m keys), or 1.
 func decisionsIn(args []any) int {
 	if len(args) < 4 || (fmt.Sprint(args[1]) != ratelimit.BatchSHA && !strings.HasPrefix(fmt.Sprint(args[1]), "#!lua flags=allow-cross-slot-keys\n-- batch.lua")) {
 		return 1
 	}
 	n := 0
 	for j := 4; j < len(args); n++ {
-		m, _ := args[j].(int)
-		j += 2*m + 4
+		head, _ := args[j].(string)
+		m := 0
+		if head != "" {
+			m = int(head[0])
+		}
+		j += 1 + m
 	}
 	return n
 }

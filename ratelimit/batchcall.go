@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/redis-primitives/go/internal/luascripts"
@@ -78,8 +79,12 @@ func sendBatch(ctx context.Context, client luascripts.Client, calls []luascripts
 	var groups []*group
 	var alone []int
 	route := true // false once the client said it cannot tell
+	// A head is made here only to check it can be (appendHead); batchCall
+	// makes them all again in one buffer.
+	scratch := make([]byte, 0, headLen+4*len(packedLimit{}))
 	for i, c := range calls {
-		if !route || !isDecision(c.Script) || len(c.Keys) == 0 || apart[hashTag(c.Keys[0])] {
+		var ok bool
+		if scratch, ok = appendHead(scratch[:0], c); !route || !isDecision(c.Script) || !ok || len(c.Keys) == 0 || apart[hashTag(c.Keys[0])] {
 			alone = append(alone, i)
 			continue
 		}
@@ -158,22 +163,78 @@ func sendBatch(ctx context.Context, client luascripts.Client, calls []luascripts
 }
 
 // batchCall is the batch.lua call that makes the decisions idx of calls
-// (see batch.lua for its arguments).
+// (see batch.lua for its arguments); each call must have a head
+// (appendHead). The heads are packed in one buffer, and each is a part of
+// one string: two allocations a call, not two a decision.
 func batchCall(calls []luascripts.Call, idx []int) luascripts.Call {
-	size := 0
+	size, bytes := 0, 0
 	for _, i := range idx {
-		size += 1 + len(calls[i].Keys) + len(calls[i].Args)
+		size += 1 + len(calls[i].Keys)
+		bytes += headLen + len(packedLimit{})*len(calls[i].Keys)
 	}
+	buf := make([]byte, 0, bytes)
+	ends := make([]int, len(idx))
+	for j, i := range idx {
+		buf, _ = appendHead(buf, calls[i])
+		ends[j] = len(buf)
+	}
+	heads := string(buf)
 	args := make([]any, 0, size)
-	for _, i := range idx {
-		c := calls[i]
-		args = append(args, len(c.Keys))
-		for _, k := range c.Keys {
+	start := 0
+	for j, i := range idx {
+		args = append(args, heads[start:ends[j]])
+		start = ends[j]
+		for _, k := range calls[i].Keys {
 			args = append(args, k)
 		}
-		args = append(args, c.Args...)
 	}
 	return luascripts.Call{Script: batchScript, Keys: calls[idx[0]].Keys[:1], Args: args}
+}
+
+// headLen is the length of a head before its limits.
+const headLen = 18
+
+// appendHead appends to dst a decision's own ARGV (wire.go: n, mode, a
+// pinned time or empty, the packed limits) packed as one argument of
+// batch.lua, its head: the number of limits (1 byte), the mode's first
+// letter, n and the pinned time ('>i8' each, -1 when not pinned), then the
+// packed limits. One argument instead of 3 + m, and numbers the script
+// unpacks instead of parsing text: each argument costs the server its
+// parsing and a Lua string, and a number parsed from text (tonumber) about
+// 800 instructions. ok is false, and dst returned as it was, for
+// arguments wire.go does not make, which the call then keeps to itself.
+func appendHead(dst []byte, c luascripts.Call) (_ []byte, ok bool) {
+	if len(c.Args) != 3+len(c.Keys) || len(c.Keys) > 255 {
+		return dst, false
+	}
+	n, ok1 := c.Args[0].(int)
+	mode, ok2 := c.Args[1].(string)
+	pinned, ok3 := c.Args[2].(string)
+	if !ok1 || !ok2 || !ok3 || mode == "" {
+		return dst, false
+	}
+	at := int64(-1)
+	if pinned != "" {
+		v, err := strconv.ParseInt(pinned, 10, 64)
+		if err != nil || v < 0 {
+			return dst, false
+		}
+		at = v
+	}
+	b := append(dst, byte(len(c.Keys)), mode[0])
+	b = binary.BigEndian.AppendUint64(b, uint64(n))
+	b = binary.BigEndian.AppendUint64(b, uint64(at))
+	for _, a := range c.Args[3:] {
+		switch l := a.(type) {
+		case []byte:
+			b = append(b, l...)
+		case string:
+			b = append(b, l...)
+		default:
+			return dst[:len(dst):len(dst)], false
+		}
+	}
+	return b, true
 }
 
 // splitReply gives each call of idx its part of out, batch.lua's outcome,

@@ -69,7 +69,7 @@ func TestLimitersHoldTheLimitThroughTheBoundaryBurst(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := redistest.Start(t)
 			clk := newClock(epoch)
-			_, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+			_, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 			var admitted []time.Time
 			for _, at := range burstAcrossBoundary() {
 				clk.Set(at)

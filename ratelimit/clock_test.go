@@ -13,7 +13,7 @@ func TestServerClockSteppedBackDoesNotAdmitExtraRequests(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := redistest.Start(t)
 			clk := newClock(epoch.Add(10*time.Second + 900*time.Millisecond))
-			_, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+			_, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 			spent := fill(t, l, clk, "k", lim)
 			admittedBefore := 5
 

@@ -138,7 +138,7 @@ func TestManyRequestsInOneMicrosecondAreAllRecorded(t *testing.T) {
 	// distinct, or ZADD would overwrite and the log would undercount.
 	s := redistest.Start(t)
 	clk := newClock(epoch)
-	c, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+	c, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 	warm(t, func(ctx context.Context) error { return c.Ping(ctx).Err() }, 100)
 	lim := ratelimit.SlidingLog(1000, time.Minute)
 	got := together(t, 100, func(int) (bool, error) {

@@ -45,7 +45,7 @@ func replay(t *testing.T, trace []time.Duration, limit int, window time.Duration
 	t.Helper()
 	s := redistest.Start(t)
 	clk := newClock(epoch)
-	c, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+	c, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 	exact, approx := ratelimit.SlidingLog(limit, window), ratelimit.SlidingCounter(limit, window)
 	ctx := context.Background()
 	for _, d := range trace {
@@ -147,7 +147,7 @@ func TestSlidingCounterOnALongWindowDoesNotAdmitEarly(t *testing.T) {
 	const day = 24 * time.Hour
 	bucket := epoch.Truncate(day) // bucket boundaries are multiples of the window since the Unix epoch
 	clk := newClock(bucket.Add(day - time.Millisecond))
-	_, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+	_, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 	lim := ratelimit.SlidingCounter(2, day)
 	for i := range 2 {
 		if !allow(t, l, "k", lim).Allowed {

@@ -49,8 +49,8 @@ func TestDenyCacheAnswersWhatTheServerWouldUntilRetryAfter(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := redistest.Start(t, redistest.Own())
 			clk := newClock(epoch.Add(123*time.Millisecond + 456*time.Microsecond))
-			c, cached := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now), ratelimit.WithDenyCache(16))
-			_, server := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+			c, cached := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now), ratelimit.WithDenyCache(16))
+			_, server := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 			ctx := context.Background()
 			var first ratelimit.Result
 			for {
@@ -118,7 +118,7 @@ func TestDenyCacheAnswersWhatTheServerWouldUntilRetryAfter(t *testing.T) {
 func TestDenyCacheSkipsAPolicyWithAPartlyUsedLimit(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
 	clk := newClock(epoch)
-	c, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now), ratelimit.WithDenyCache(16))
+	c, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now), ratelimit.WithDenyCache(16))
 	ctx := context.Background()
 	p := ratelimit.Policy{ratelimit.GCRA(1, time.Hour, 1), ratelimit.SlidingLog(100, time.Minute)}
 	allow(t, l, "k", p)
@@ -137,7 +137,7 @@ func TestDenyCacheSkipsAPolicyWithAPartlyUsedLimit(t *testing.T) {
 func TestDenyCacheHoldsAtMostItsSize(t *testing.T) {
 	s := redistest.Start(t, redistest.Own())
 	clk := newClock(epoch)
-	c, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now), ratelimit.WithDenyCache(2))
+	c, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now), ratelimit.WithDenyCache(2))
 	lim := ratelimit.GCRA(1, time.Hour, 1)
 	for _, k := range []string{"a", "b", "c"} {
 		allow(t, l, k, lim)

@@ -32,7 +32,9 @@
 // same arguments and give the same reply.
 //
 // Reserve, Reservation.Commit and Reservation.Cancel charge a cost known
-// only after the work (see "Reservations" below).
+// only after the work; Extend and Keep keep a reservation for work that
+// outlives its ttl; ReserveWait waits for the budget (see "Reservations"
+// below).
 //
 // Limiter.Preflight is a start-up check: it reports the server's version
 // and the commands the ACL user may not run on the Limiter's keys.
@@ -164,12 +166,19 @@
 //   - An actual above the reservation charges the excess as Take would: what
 //     fits, never past a limit (Result.Allowed false when not all did).
 //   - A reservation not settled by its ttl (at most MaxReservationTTL) is
-//     given back by the server's clock inside the next Reserve, Commit or
-//     Cancel of the same key and rule: no sweeper, no goroutine, and a
+//     given back by the server's clock inside the next Reserve, Commit,
+//     Cancel or Extend of the same key and rule: no sweeper, no goroutine, and a
 //     crashed caller leaks nothing (TestCrashedReserverGivesBackByTheTTL).
 //     A Commit past the ttl charges nothing and returns ErrExpired.
 //   - Commit and Cancel are idempotent by the reservation's ID: retried, a
 //     commit charges once (TestRetriedCommitChargesOnce).
+//   - Work that outlives its ttl extends it: Extend moves the expiry on, a
+//     Keeper (Keep) does so in the background until stopped, and its
+//     Context ends if the reservation is lost. An expired reservation is
+//     never revived. Each extension is one round trip.
+//   - ReserveWait waits for the RetryAfter of each rejection, as WaitN
+//     does, until the amount is reserved or the wait would pass the
+//     context's deadline.
 //   - A rule's reservations live in one sorted set beside its limits,
 //     "ratelimit:{user:42}:rsv:<rule>", under the same hash tag; a settled
 //     one stays there until its expiry, so keep ttls near the work's length
@@ -205,6 +214,6 @@
 // parse (measured on miniredis v2.40.0:
 // TestOnMiniredisLockAndFenceWorkAndRatelimitsScriptsDoNot in examples/).
 //
-// WithPinnedClockForTests replaces the server's clock with the caller's; it
+// WithServerTimeForTests replaces the server's clock with the caller's; it
 // exists for tests only.
 package ratelimit

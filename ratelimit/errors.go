@@ -22,7 +22,8 @@ var (
 	// ErrInvalidOption: New was given a nil option or a bad value (a
 	// prefix with '{' or '}', a nil clock).
 	ErrInvalidOption = errors.New("ratelimit: invalid option")
-	// ErrNilClient: New was given a nil client (a typed nil included).
+	// ErrNilClient: New was given a nil client (a typed nil included), or
+	// a Limiter not made by New (its zero value) was asked to decide.
 	ErrNilClient = errors.New("ratelimit: nil client")
 )
 

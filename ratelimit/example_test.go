@@ -84,12 +84,12 @@ func ExampleLimiter_Wait() {
 	fmt.Println("fetch")
 }
 
-func ExampleWithPinnedClockForTests() {
+func ExampleWithServerTimeForTests() {
 	// In a test only: place requests at exact instants.
 	now := time.UnixMilli(1_750_000_000_000)
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	limiter, _ := ratelimit.New(goredisadapter.New(rdb),
-		ratelimit.WithPinnedClockForTests(func() time.Time { return now }))
+		ratelimit.WithServerTimeForTests(func() time.Time { return now }))
 	_ = limiter
 }
 
@@ -183,7 +183,7 @@ func ExampleWithHook() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	limiter, err := ratelimit.New(goredisadapter.New(rdb),
 		ratelimit.WithHook(func(_ context.Context, e ratelimit.Event) {
-			if e.Outcome == ratelimit.OutcomeRejected {
+			if e.Outcome == "rejected" {
 				mu.Lock()
 				rejected[e.Limit.Name()]++
 				mu.Unlock()
@@ -210,18 +210,18 @@ func ExampleWithLogger() {
 func ExampleEvent() {
 	hook := func(_ context.Context, e ratelimit.Event) {
 		switch e.Outcome {
-		case ratelimit.OutcomeAllowed:
+		case "allowed":
 			fmt.Printf("%s %s: allowed by %s, %d left\n", e.Op, e.Key, e.Limit.Name(), e.Remaining)
-		case ratelimit.OutcomeRejected:
+		case "rejected":
 			fmt.Printf("%s %s: rejected by %s, retry after %v\n", e.Op, e.Key, e.Limit.Name(), e.RetryAfter)
 		default: // error; expired or settled, for a Commit or Cancel
 			fmt.Printf("%s %s: %s: %v\n", e.Op, e.Key, e.Outcome, e.Err)
 		}
 	}
 	perMinute := ratelimit.SlidingLog(100, time.Minute).Named("per-minute")
-	hook(context.Background(), ratelimit.Event{Op: ratelimit.OpAllow, Outcome: ratelimit.OutcomeAllowed, Key: "user:42", Limit: perMinute, Granted: 1, Remaining: 99})
-	hook(context.Background(), ratelimit.Event{Op: ratelimit.OpAllow, Outcome: ratelimit.OutcomeRejected, Key: "user:42", Limit: perMinute, RetryAfter: 1500 * time.Millisecond})
-	hook(context.Background(), ratelimit.Event{Op: ratelimit.OpCommit, Outcome: ratelimit.OutcomeExpired, Key: "user:42", Err: ratelimit.ErrExpired})
+	hook(context.Background(), ratelimit.Event{Op: "allow", Outcome: "allowed", Key: "user:42", Limit: perMinute, Granted: 1, Remaining: 99})
+	hook(context.Background(), ratelimit.Event{Op: "allow", Outcome: "rejected", Key: "user:42", Limit: perMinute, RetryAfter: 1500 * time.Millisecond})
+	hook(context.Background(), ratelimit.Event{Op: "commit", Outcome: "expired", Key: "user:42", Err: ratelimit.ErrExpired})
 	// Output:
 	// allow user:42: allowed by per-minute, 99 left
 	// allow user:42: rejected by per-minute, retry after 1.5s
@@ -317,4 +317,92 @@ func ExampleReservation() {
 	// Output:
 	// true
 	// true
+}
+
+func ExampleReservation_Extend() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
+	ctx := context.Background()
+	rs, err := limiter.Reserve(ctx, "export:acme", ratelimit.SlidingLog(1000, time.Hour), 100, time.Minute)
+	if err != nil || !rs.Result.Allowed {
+		return
+	}
+	// The export runs long: a minute more before the server releases it.
+	if err := rs.Extend(ctx, time.Minute); err != nil {
+		log.Print(err) // ErrExpired: it was released already; Commit will say so too
+	}
+	_, _ = rs.Commit(ctx, 80)
+}
+
+func ExampleReservation_Keep() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
+	ctx := context.Background()
+	tokensPerMinute := ratelimit.GCRA(10_000, time.Minute, 10_000)
+	rs, err := limiter.Reserve(ctx, "tenant:7", tokensPerMinute, 2_000, 30*time.Second)
+	if err != nil || !rs.Result.Allowed {
+		return
+	}
+	// A streaming completion of unknown length: extended every 10s, so it
+	// is charged when it ends, however long it runs.
+	keeper, err := rs.Keep(ctx, 10*time.Second)
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	used, err := stream(keeper.Context()) // ends early if the reservation is lost
+	if lost := keeper.Stop(); lost != nil {
+		log.Print(lost) // ErrExpired: the server released it; nothing is charged
+		return
+	}
+	if err == nil {
+		_, err = rs.Commit(ctx, used)
+	}
+	if err != nil {
+		log.Print(err)
+	}
+}
+
+// stream stands for work of unknown length, such as a streamed completion.
+func stream(ctx context.Context) (int, error) { return 1_234, ctx.Err() }
+
+func ExampleKeeper() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
+	ctx := context.Background()
+	rs, err := limiter.Reserve(ctx, "export:acme", ratelimit.SlidingCounter(1000, time.Hour), 100, time.Minute)
+	if err != nil || !rs.Result.Allowed {
+		return
+	}
+	keeper, err := rs.Keep(ctx, 20*time.Second)
+	if err != nil {
+		return
+	}
+	select {
+	case <-keeper.Context().Done(): // lost: stop the work
+		fmt.Println(context.Cause(keeper.Context()))
+	case <-time.After(time.Minute): // the work, done
+	}
+	if keeper.Stop() == nil {
+		_, _ = rs.Commit(ctx, 90)
+	}
+}
+
+func ExampleLimiter_ReserveWait() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	limiter, _ := ratelimit.New(goredisadapter.New(rdb))
+	// Wait up to 2s for the budget, as x/time/rate's Wait does; a wait that
+	// would pass the deadline is refused at once, saying when.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	rs, err := limiter.ReserveWait(ctx, "tenant:7", ratelimit.GCRA(100, time.Second, 50), 10, 30*time.Second)
+	if errors.Is(err, context.DeadlineExceeded) && rs != nil {
+		fmt.Printf("over budget until %v from now\n", rs.Result.RetryAfter)
+		return
+	}
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	_, _ = rs.Commit(context.Background(), 7)
 }

@@ -12,7 +12,7 @@ import (
 func TestSlidingLogReopensOnlyAsRequestsAgeOut(t *testing.T) {
 	s := redistest.Start(t)
 	clk := newClock(epoch)
-	_, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+	_, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 	lim := ratelimit.SlidingLog(3, time.Second)
 
 	at := func(ms int, wantAllowed bool, wantRetry time.Duration) {

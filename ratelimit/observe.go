@@ -8,77 +8,71 @@ import (
 	"time"
 )
 
-// Op names what a Limiter did, in an Event.
-type Op string
-
-// The operations an Event reports.
+// The operations and outcomes an Event reports, as its Op and Outcome say
+// them: strings, the words a metrics or tracing adapter records, listed
+// once, in Event's doc.
 const (
-	// OpAllow is Allow and AllowN, and each attempt of Wait and WaitN.
-	OpAllow Op = "allow"
-	// OpWait is a whole Wait or WaitN call, reported when it returns.
-	OpWait Op = "wait"
-	// OpTake is Take.
-	OpTake Op = "take"
-	// OpPeek is Peek.
-	OpPeek Op = "peek"
-	// OpReserve is Reserve.
-	OpReserve Op = "reserve"
-	// OpCommit is Reservation.Commit.
-	OpCommit Op = "commit"
-	// OpCancel is Reservation.Cancel.
-	OpCancel Op = "cancel"
-)
+	opAllow   = "allow"
+	opWait    = "wait"
+	opTake    = "take"
+	opPeek    = "peek"
+	opReserve = "reserve"
+	opCommit  = "commit"
+	opCancel  = "cancel"
+	opExtend  = "extend"
 
-// Outcome is how an operation ended, in an Event.
-type Outcome string
-
-// The outcomes an Event reports, by Op:
-//
-//   - OpAllow, OpTake, OpReserve: OutcomeAllowed (admitted; for Take, at
-//     least one of n), OutcomeRejected or OutcomeError.
-//   - OpWait: OutcomeAllowed (admitted, after any waits) or OutcomeError
-//     (an attempt got no answer, or the context ended or its deadline
-//     would pass before the next attempt; Err says which).
-//   - OpPeek: OutcomeAllowed (one request would be admitted now),
-//     OutcomeRejected or OutcomeError.
-//   - OpCommit: OutcomeAllowed (actual charged in full), OutcomeRejected
-//     (an actual above the reservation's Amount did not fit in full;
-//     Granted is what was charged), OutcomeExpired, OutcomeSettled or
-//     OutcomeError.
-//   - OpCancel: OutcomeAllowed (given back), OutcomeSettled or
-//     OutcomeError.
-const (
-	OutcomeAllowed  Outcome = "allowed"
-	OutcomeRejected Outcome = "rejected"
-	// OutcomeExpired: a Commit the server refused because the reservation
-	// had passed its expiry and been given back (Err matches ErrExpired).
-	OutcomeExpired Outcome = "expired"
-	// OutcomeSettled: a Commit or Cancel the server refused because the
-	// reservation had been settled the other way first (Err matches
-	// ErrSettled). A Commit or Cancel of a Reservation this process knows
-	// to be settled returns ErrSettled without a round trip and is not
-	// reported.
-	OutcomeSettled Outcome = "settled"
-	// OutcomeError: the call got no answer from Redis (a network or script
-	// error, a context that ended); Err says why.
-	OutcomeError Outcome = "error"
+	outcomeAllowed  = "allowed"
+	outcomeRejected = "rejected"
+	outcomeExpired  = "expired"
+	outcomeSettled  = "settled"
+	outcomeError    = "error"
 )
 
 // Event is one decision of a Limiter, given to the hook set with WithHook:
-// every Allow, AllowN, Take, Peek, Reserve, Commit and Cancel (and each
-// attempt of Wait and WaitN), answered by Redis or, with WithDenyCache, by
-// the cache (Cached); and each whole Wait and WaitN (OpWait). Bad input
+// every Allow, AllowN, Take, Peek, Reserve, Commit, Cancel and Extend (and
+// each attempt of Wait, WaitN and ReserveWait, and each extension of a
+// Keeper), answered by Redis or, with WithDenyCache, by the cache (Cached);
+// and each whole Wait, WaitN and ReserveWait ("wait"). Bad input
 // (an empty key, an invalid limit, n or ttl) is returned before any
 // decision and is not reported; nor is Reset, which decides nothing.
 type Event struct {
-	Op      Op
-	Outcome Outcome
+	// Op is what the Limiter did: "allow" (Allow and AllowN, and each
+	// attempt of Wait and WaitN), "wait" (a whole Wait, WaitN or
+	// ReserveWait call, reported when it returns), "take" (Take), "peek"
+	// (Peek), "reserve" (Reserve, and each attempt of ReserveWait),
+	// "commit" (Reservation.Commit), "cancel" (Reservation.Cancel) or
+	// "extend" (Reservation.Extend, and each extension of a Keeper).
+	Op string
+	// Outcome is how it ended, by Op:
+	//
+	//   - "allow", "take", "reserve": "allowed" (admitted; for Take, at
+	//     least one of n), "rejected" or "error";
+	//   - "wait": "allowed" (admitted, after any waits) or "error" (an
+	//     attempt got no answer, or the context ended or its deadline
+	//     would pass before the next attempt; Err says which);
+	//   - "peek": "allowed" (one request would be admitted now),
+	//     "rejected" or "error";
+	//   - "commit": "allowed" (actual charged in full), "rejected" (an
+	//     actual above the reservation's Amount did not fit in full;
+	//     Granted is what was charged), "expired", "settled" or "error";
+	//   - "cancel": "allowed" (given back), "settled" or "error";
+	//   - "extend": "allowed" (extended), "expired", "settled" or "error".
+	//
+	// "expired": the server refused a Commit because the reservation had
+	// passed its expiry and been given back (Err matches ErrExpired).
+	// "settled": the server refused a Commit or Cancel because the
+	// reservation had been settled the other way first (Err matches
+	// ErrSettled); a Commit or Cancel of a Reservation this process knows
+	// to be settled returns ErrSettled without a round trip and is not
+	// reported. "error": the call got no answer from Redis (a network or
+	// script error, a context that ended); Err says why.
+	Outcome string
 	// Key is the caller's key, before the prefix.
 	Key string
 	// Limit, Granted, Remaining and RetryAfter are the Result's: Limit is
 	// the binding limit (for a Policy, the one that decided). For
-	// OutcomeError, OutcomeExpired and OutcomeSettled they are zero, but
-	// Limit is the rule's when the rule is a single Limit. For OpWait they
+	// "error", "expired" and "settled" they are zero, but
+	// Limit is the rule's when the rule is a single Limit. For "wait" they
 	// are the Result the call returned: its last attempt's (a rejection,
 	// when the context ended the wait).
 	Limit      Limit
@@ -89,11 +83,11 @@ type Event struct {
 	// without a round trip: a rejection, as the server would give it.
 	Cached bool
 	// Latency is how long the call took, its one round trip included; 0
-	// for an answer from the deny cache. For OpWait, the whole call,
+	// for an answer from the deny cache. For "wait", the whole call,
 	// attempts and waits.
 	Latency time.Duration
-	// Err is the error the call returned: for OutcomeError, OutcomeExpired
-	// and OutcomeSettled; nil otherwise.
+	// Err is the error the call returned: for "error", "expired"
+	// and "settled"; nil otherwise.
 	Err error
 }
 
@@ -119,9 +113,9 @@ func WithHook(hook func(ctx context.Context, e Event)) Option {
 }
 
 // WithLogger logs, at level Warn, each call that failed to get a decision
-// from Redis (the caller must then fail open or closed; OutcomeError), and
-// each Commit or Cancel the server refused (OutcomeExpired,
-// OutcomeSettled); rejections are the limiter working and are not logged.
+// from Redis (the caller must then fail open or closed; "error"), and
+// each Commit or Cancel the server refused ("expired",
+// "settled"); rejections are the limiter working and are not logged.
 // Nothing is logged without this option. logger must not be nil.
 func WithLogger(logger *slog.Logger) Option {
 	return func(c *config) error {
@@ -134,18 +128,18 @@ func WithLogger(logger *slog.Logger) Option {
 }
 
 // outcome is how a call that returned res and err ended.
-func outcome(res Result, err error) Outcome {
+func outcome(res Result, err error) string {
 	switch {
 	case errors.Is(err, ErrExpired):
-		return OutcomeExpired
+		return outcomeExpired
 	case errors.Is(err, ErrSettled):
-		return OutcomeSettled
+		return outcomeSettled
 	case err != nil:
-		return OutcomeError
+		return outcomeError
 	case res.Allowed:
-		return OutcomeAllowed
+		return outcomeAllowed
 	}
-	return OutcomeRejected
+	return outcomeRejected
 }
 
 // report gives a decision to the hook and, when it failed, the logger. A
@@ -157,7 +151,7 @@ func (l *Limiter) report(ctx context.Context, m mode, key string, r Rule, res Re
 	}
 	if o.hook != nil {
 		e := Event{
-			Op: Op(m), Outcome: outcome(res, err), Key: key, Limit: res.Limit, Granted: res.Granted,
+			Op: string(m), Outcome: outcome(res, err), Key: key, Limit: res.Limit, Granted: res.Granted,
 			Remaining: res.Remaining, RetryAfter: res.RetryAfter, Cached: cached, Latency: latency, Err: err,
 		}
 		if lim, ok := r.(Limit); ok && err != nil {
@@ -171,16 +165,16 @@ func (l *Limiter) report(ctx context.Context, m mode, key string, r Rule, res Re
 	}
 }
 
-// reportWait gives a whole Wait or WaitN call to the hook. The logger has
+// reportWait gives a whole Wait, WaitN or ReserveWait call to the hook. The logger has
 // logged its attempts that got no answer already; a wait its context ended
 // is the caller's choice, not an operator's event.
 func (l *Limiter) reportWait(ctx context.Context, key string, r Rule, res Result, err error, latency time.Duration) {
 	e := Event{
-		Op: OpWait, Outcome: OutcomeAllowed, Key: key, Limit: res.Limit, Granted: res.Granted,
+		Op: opWait, Outcome: outcomeAllowed, Key: key, Limit: res.Limit, Granted: res.Granted,
 		Remaining: res.Remaining, RetryAfter: res.RetryAfter, Latency: latency, Err: err,
 	}
 	if err != nil {
-		e.Outcome = OutcomeError
+		e.Outcome = outcomeError
 	}
 	if lim, ok := r.(Limit); ok && e.Limit == (Limit{}) {
 		e.Limit = lim

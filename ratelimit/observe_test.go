@@ -60,17 +60,17 @@ func TestHookSeesAllowedAndRejectedWithTheBindingLimitsName(t *testing.T) {
 		t.Fatalf("hook saw %d decisions, want 4: %+v", len(all), all)
 	}
 	type row struct {
-		op        ratelimit.Op
-		outcome   ratelimit.Outcome
+		op        string
+		outcome   string
 		limit     string
 		remaining int
 		granted   int
 	}
 	want := []row{
-		{ratelimit.OpAllow, ratelimit.OutcomeAllowed, "burst", 1, 1},
-		{ratelimit.OpAllow, ratelimit.OutcomeAllowed, "burst", 0, 1},
-		{ratelimit.OpAllow, ratelimit.OutcomeRejected, "burst", 0, 0},
-		{ratelimit.OpPeek, ratelimit.OutcomeAllowed, "hourly", 98, 0},
+		{"allow", "allowed", "burst", 1, 1},
+		{"allow", "allowed", "burst", 0, 1},
+		{"allow", "rejected", "burst", 0, 0},
+		{"peek", "allowed", "hourly", 98, 0},
 	}
 	for i, d := range all {
 		r := row{d.Op, d.Outcome, d.Limit.Name(), d.Remaining, d.Granted}
@@ -114,7 +114,7 @@ func TestHookAndLoggerSeeARedisErrorAndTheLoggerNothingElse(t *testing.T) {
 	if len(all) != 3 {
 		t.Fatalf("hook saw %d decisions, want 3", len(all))
 	}
-	if e := all[2]; e.Err != err || e.Outcome != ratelimit.OutcomeError || e.Limit.Name() != "one" {
+	if e := all[2]; e.Err != err || e.Outcome != "error" || e.Limit.Name() != "one" {
 		t.Fatalf("failed decision %+v, want the call's error %v and limit one", e, err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -143,14 +143,14 @@ func TestWithHookAndWithLoggerRefuseNil(t *testing.T) {
 }
 
 // A Commit or Cancel the server refuses is a verdict on the reservation,
-// not a Redis failure: it reaches the hook as OutcomeExpired or
-// OutcomeSettled with its error, and only a call with no answer is
-// OutcomeError. (As a Decision, all three were an Err, told apart by
+// not a Redis failure: it reaches the hook as "expired" or
+// "settled" with its error, and only a call with no answer is
+// "error". (As a Decision, all three were an Err, told apart by
 // nothing a metric could count on.)
 func TestRefusedSettlementsReachTheHookAsExpiredOrSettledNotAsErrors(t *testing.T) {
 	clk := newClock(epoch)
 	var got decisions
-	c, l := limiter(t, redistest.Start(t), ratelimit.WithPinnedClockForTests(clk.Now), ratelimit.WithHook(got.hook))
+	c, l := limiter(t, redistest.Start(t), ratelimit.WithServerTimeForTests(clk.Now), ratelimit.WithHook(got.hook))
 	var lose loseReply
 	c.AddHook(&lose)
 	ctx := context.Background()
@@ -180,19 +180,19 @@ func TestRefusedSettlementsReachTheHookAsExpiredOrSettledNotAsErrors(t *testing.
 	}
 
 	type row struct {
-		op      ratelimit.Op
-		outcome ratelimit.Outcome
+		op      string
+		outcome string
 		granted int
 		err     error
 	}
 	want := []row{
-		{ratelimit.OpReserve, ratelimit.OutcomeAllowed, 4, nil},
-		{ratelimit.OpCommit, ratelimit.OutcomeError, 0, errLost},
-		{ratelimit.OpCancel, ratelimit.OutcomeSettled, 0, ratelimit.ErrSettled},
-		{ratelimit.OpReserve, ratelimit.OutcomeAllowed, 1, nil},
-		{ratelimit.OpCommit, ratelimit.OutcomeExpired, 0, ratelimit.ErrExpired},
-		{ratelimit.OpReserve, ratelimit.OutcomeAllowed, 1, nil},
-		{ratelimit.OpCommit, ratelimit.OutcomeRejected, 8, nil},
+		{"reserve", "allowed", 4, nil},
+		{"commit", "error", 0, errLost},
+		{"cancel", "settled", 0, ratelimit.ErrSettled},
+		{"reserve", "allowed", 1, nil},
+		{"commit", "expired", 0, ratelimit.ErrExpired},
+		{"reserve", "allowed", 1, nil},
+		{"commit", "rejected", 8, nil},
 	}
 	all := got.take()
 	if len(all) != len(want) {
@@ -212,8 +212,8 @@ func TestRefusedSettlementsReachTheHookAsExpiredOrSettledNotAsErrors(t *testing.
 // A Wait reached the hook only as its attempts: rejections, then one
 // admission, so a caller that waited 300 ms and got through looked like
 // rejected calls plus an Allow of one round trip. Each Wait and WaitN now
-// ends with an OpWait event: its outcome, the last attempt's Result and
-// the whole call's latency; one that its context ends is OutcomeError with
+// ends with a "wait" event: its outcome, the last attempt's Result and
+// the whole call's latency; one that its context ends is "error" with
 // the context's error; bad input, returned before any attempt, is not
 // reported.
 func TestWaitReachesTheHookAsOneEventWithTheWholeWait(t *testing.T) {
@@ -235,17 +235,17 @@ func TestWaitReachesTheHookAsOneEventWithTheWholeWait(t *testing.T) {
 	all := got.take()
 	last := all[len(all)-1]
 	t.Logf("a Wait of %v: %d events, the last %s/%s", last.Latency.Round(time.Millisecond), len(all), last.Op, last.Outcome)
-	if len(all) < 3 || last.Op != ratelimit.OpWait || last.Outcome != ratelimit.OutcomeAllowed {
-		t.Fatalf("events of a Wait through one rejection: %+v; want its attempts, then one OpWait allowed", all)
+	if len(all) < 3 || last.Op != "wait" || last.Outcome != "allowed" {
+		t.Fatalf("events of a Wait through one rejection: %+v; want its attempts, then one wait, allowed", all)
 	}
 	for _, e := range all[:len(all)-1] {
-		if e.Op != ratelimit.OpAllow {
-			t.Fatalf("an attempt reported as %q, want %q: %+v", e.Op, ratelimit.OpAllow, all)
+		if e.Op != "allow" {
+			t.Fatalf("an attempt reported as %q, want %q: %+v", e.Op, "allow", all)
 		}
 	}
 	// The first attempt's RetryAfter, slept through, is part of the wait.
 	if slept := all[0].RetryAfter; last.Latency < slept || last.Limit.Name() != "slow" || last.Key != "user:1" || last.Err != nil {
-		t.Fatalf("OpWait %+v: want Latency >= %v slept, limit slow, key user:1, no error", last, slept)
+		t.Fatalf("wait %+v: want Latency >= %v slept, limit slow, key user:1, no error", last, slept)
 	}
 
 	// A deadline shorter than the wait ends it at once, as an error.
@@ -257,9 +257,9 @@ func TestWaitReachesTheHookAsOneEventWithTheWholeWait(t *testing.T) {
 	}
 	all = got.take()
 	last = all[len(all)-1]
-	if last.Op != ratelimit.OpWait || last.Outcome != ratelimit.OutcomeError || !errors.Is(last.Err, context.DeadlineExceeded) ||
+	if last.Op != "wait" || last.Outcome != "error" || !errors.Is(last.Err, context.DeadlineExceeded) ||
 		last.RetryAfter <= 0 {
-		t.Fatalf("OpWait of a wait past its deadline: %+v; want OutcomeError, the deadline's error and the RetryAfter that passed it", last)
+		t.Fatalf("wait past its deadline: %+v; want outcome error, the deadline's error and the RetryAfter that passed it", last)
 	}
 
 	// n beyond the Burst is refused before any attempt.

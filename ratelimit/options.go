@@ -40,13 +40,15 @@ func WithPrefix(prefix string) Option {
 	}
 }
 
-// WithPinnedClockForTests makes every decision use now() instead of the
+// WithServerTimeForTests makes every decision use now() instead of the
 // Redis server's clock. It exists so tests can place requests at exact
 // instants (a window boundary, a retry-after). Never use it in production:
 // app servers' clocks disagree, and the point of the Limiter is that only
 // the server's clock counts. The monotonic guard still applies, and Wait
-// still sleeps on the real clock. Key TTLs are always real time.
-func WithPinnedClockForTests(now func() time.Time) Option {
+// still sleeps on the real clock. Key TTLs are always real time. It is
+// lock's option of the same name, for the same use: the server's TIME
+// replaced in every script.
+func WithServerTimeForTests(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
 			return fmt.Errorf("%w: nil clock", ErrInvalidOption)

@@ -18,7 +18,7 @@ import (
 func TestPolicyLimitDisagreesWithItsOwnScript(t *testing.T) {
 	s := redistest.Start(t)
 	clk := newClock(epoch.Add(123_456 * time.Microsecond)) // off the window boundaries
-	_, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+	_, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 	ctx := context.Background()
 	p := ratelimit.Policy{
 		ratelimit.SlidingLog(4, time.Second),

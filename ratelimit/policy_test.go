@@ -12,7 +12,7 @@ import (
 func TestPolicyRejectionConsumesNoOtherLimit(t *testing.T) {
 	s := redistest.Start(t)
 	clk := newClock(epoch)
-	c, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+	c, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 	ctx := context.Background()
 	perSecond := ratelimit.SlidingLog(3, time.Second).Named("burst")
 	perDay := ratelimit.SlidingCounter(5, 24*time.Hour).Named("daily")
@@ -74,7 +74,7 @@ func TestPolicyRejectionConsumesNoOtherLimit(t *testing.T) {
 func TestPolicyAllowNIsAllOrNothing(t *testing.T) {
 	s := redistest.Start(t)
 	clk := newClock(epoch)
-	_, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+	_, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 	ctx := context.Background()
 	p := ratelimit.Policy{ratelimit.SlidingLog(10, time.Second), ratelimit.GCRA(1, time.Minute, 6)}
 	if res, err := l.AllowN(ctx, "k", p, 4); err != nil || !res.Allowed || res.Granted != 4 {

@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -60,7 +59,7 @@ func (l *Limiter) Preflight(ctx context.Context) (Report, error) {
 	}
 	version, scriptsRun, err := luascripts.ServerVersion(ctx, l.client)
 	if err != nil {
-		return r, preflightError(ctx, "INFO", err)
+		return r, luascripts.CallError(ctx, "ratelimit: preflight: INFO", err)
 	}
 	r.Version = version
 	if !scriptsRun {
@@ -76,20 +75,11 @@ func (l *Limiter) Preflight(ctx context.Context) (Report, error) {
 		return r, nil
 	}
 	if err != nil {
-		return r, preflightError(ctx, "ACL", err)
+		return r, luascripts.CallError(ctx, "ratelimit: preflight: ACL", err)
 	}
 	r.Refused = refused
 	if len(refused) > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("the ACL user may not run %s", strings.Join(refused, ", ")))
 	}
 	return r, nil
-}
-
-// preflightError wraps a failed call of Preflight, joining ctx's error
-// when the context ended.
-func preflightError(ctx context.Context, what string, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("ratelimit: preflight: %s: %w (%w)", what, err, cerr)
-	}
-	return fmt.Errorf("ratelimit: preflight: %s: %w", what, err)
 }

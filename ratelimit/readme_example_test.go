@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
 	"time"
 
+	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/ratelimit"
 )
 
@@ -28,4 +32,34 @@ func perUser(limiter *ratelimit.Limiter, next http.Handler) http.Handler {
 	})
 }
 
-var _ = perUser
+func TestTheReadmesRatelimitSnippetAnswers429WithRetryAfterAnd503WithoutRedis(t *testing.T) {
+	rdb, l := limiter(t, redistest.Start(t))
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	h := perUser(l, next)
+	serve := func(user string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("X-User", user)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	for i := range 100 {
+		if w := serve("ann"); w.Code != http.StatusNoContent {
+			t.Fatalf("request %d of 100: %d, want the handler's 204", i+1, w.Code)
+		}
+	}
+	w := serve("ann")
+	retry, err := strconv.Atoi(w.Header().Get("Retry-After"))
+	if w.Code != http.StatusTooManyRequests || err != nil || retry < 1 || retry > 60 {
+		t.Fatalf("request 101: %d, Retry-After %q; want 429 and 1..60 seconds", w.Code, w.Header().Get("Retry-After"))
+	}
+	if w := serve("bob"); w.Code != http.StatusNoContent {
+		t.Fatalf("another user's first request: %d, want 204", w.Code)
+	}
+	if err := rdb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if w := serve("bob"); w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("a request with the client closed: %d, want 503", w.Code)
+	}
+}

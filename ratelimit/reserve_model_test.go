@@ -460,7 +460,7 @@ func TestReservationsDisagreeWithTheModelOnRandomTraces(t *testing.T) {
 				seed := uint64(trace)*7919 + uint64(len(name))
 				rng := rand.New(rand.NewPCG(seed, 17))
 				clk := newClock(epoch)
-				c, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+				c, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 				var lose loseReply
 				c.AddHook(&lose)
 				key := fmt.Sprintf("%s-%d", name, trace)

@@ -194,7 +194,7 @@ func TestSettlingAZeroReservationIsATypedErrorNotAPanic(t *testing.T) {
 // server's time: a commit after that charges nothing and says so.
 func TestCommitAfterTheExpiryChargesNothingAndSaysSo(t *testing.T) {
 	clk := newClock(epoch)
-	_, l := limiter(t, redistest.Start(t), ratelimit.WithPinnedClockForTests(clk.Now))
+	_, l := limiter(t, redistest.Start(t), ratelimit.WithServerTimeForTests(clk.Now))
 	ctx := context.Background()
 	p := three(10)
 	rs := reserve(t, l, "k", p, 7, time.Minute)
@@ -306,7 +306,7 @@ func TestCrashedReserverGivesBackByTheTTL(t *testing.T) {
 func TestReservationsReachTheHookAndTheDenyCache(t *testing.T) {
 	clk := newClock(epoch)
 	var seen []ratelimit.Event
-	_, l := limiter(t, redistest.Start(t), ratelimit.WithPinnedClockForTests(clk.Now), ratelimit.WithDenyCache(8),
+	_, l := limiter(t, redistest.Start(t), ratelimit.WithServerTimeForTests(clk.Now), ratelimit.WithDenyCache(8),
 		ratelimit.WithHook(func(_ context.Context, e ratelimit.Event) { seen = append(seen, e) }))
 	ctx := context.Background()
 	lim := ratelimit.GCRA(3, time.Hour, 3)
@@ -343,7 +343,7 @@ func TestReservationsReachTheHookAndTheDenyCache(t *testing.T) {
 // overwrote them, so the log admitted past its limit (12 of 5 here).
 func TestGiveBackAtTheSameInstantDoesNotLetTheLogOverwriteItsMembers(t *testing.T) {
 	clk := newClock(epoch) // one instant throughout
-	_, l := limiter(t, redistest.Start(t), ratelimit.WithPinnedClockForTests(clk.Now))
+	_, l := limiter(t, redistest.Start(t), ratelimit.WithServerTimeForTests(clk.Now))
 	ctx := context.Background()
 	lim := ratelimit.SlidingLog(5, time.Hour)
 	admitted := 0
@@ -377,6 +377,9 @@ func reservationPaths(ctx context.Context, l *ratelimit.Limiter, key string, rul
 	a, err := l.Reserve(ctx, key, rule, 2, time.Minute)
 	if err != nil || !a.Result.Allowed {
 		return fmt.Errorf("reserve 2: %+v %v", a, err)
+	}
+	if err := a.Extend(ctx, time.Minute); err != nil {
+		return fmt.Errorf("extend: %w", err)
 	}
 	if res, err := a.Commit(ctx, 1); err != nil || res.Granted != 1 {
 		return fmt.Errorf("commit 1 of 2: %+v %v", res, err)

@@ -16,6 +16,6 @@ import "context"
 // keys expire by then): that is, keep the parameters; there is no
 // conversion of one algorithm's or parameter set's state into another's.
 func (l *Limiter) Reset(ctx context.Context, key string, r Rule) error {
-	_, err := l.decide(ctx, modeReset, key, r, 1)
+	_, _, err := l.decide(ctx, call{m: modeReset, key: key, rule: r, n: 1})
 	return err
 }

@@ -13,7 +13,7 @@ import (
 func TestResetGivesBackTheFullAllowanceOfThatRuleOnly(t *testing.T) {
 	s := redistest.Start(t)
 	clk := newClock(epoch)
-	_, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now), ratelimit.WithDenyCache(8))
+	_, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now), ratelimit.WithDenyCache(8))
 	ctx := context.Background()
 	other := ratelimit.SlidingCounter(1, time.Hour)
 	allow(t, l, "k", other)

@@ -30,7 +30,7 @@ func TestRetryAfterIsNeverTooShort(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := redistest.Start(t)
 			clk := newClock(epoch.Add(777 * time.Microsecond))
-			_, l := limiter(t, s, ratelimit.WithPinnedClockForTests(clk.Now))
+			_, l := limiter(t, s, ratelimit.WithServerTimeForTests(clk.Now))
 			for round := range 5 {
 				res := fill(t, l, clk, "k", lim)
 				ra := res.RetryAfter

@@ -14,8 +14,8 @@ import (
 func TestEveryScriptLoadsIntoARealServer(t *testing.T) {
 	s := redistest.Start(t)
 	c := s.Client(t)
-	if len(allScripts) != 12 {
-		t.Fatalf("%d scripts, want 12: a write and a read-only one for log, counter, GCRA and policy, reset, aclcheck, reserve and settle", len(allScripts))
+	if len(allScripts) != 13 {
+		t.Fatalf("%d scripts, want 13: a write and a read-only one for log, counter, GCRA and policy, reset, aclcheck, reserve, settle and extend", len(allScripts))
 	}
 	for _, sc := range allScripts {
 		sha, err := c.ScriptLoad(context.Background(), sc.Source()).Result()

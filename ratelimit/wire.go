@@ -31,14 +31,20 @@ import (
 // Numbers go packed both ways: the server parses and prints none of them,
 // which costs less than text numbers and a table reply.
 
-// send runs the script of a call in mode m on key under lims, directly or
-// batched in key's lane, and decodes its reply.
-func (l *Limiter) send(ctx context.Context, m mode, key string, lims []Limit, n int, pinned string) (reply, error) {
-	req := newRequest(l.cfg.prefix, key, lims, m, n, pinned)
-	s := script(m, lims)
+// The reservations' scripts (reserve.lua, settle.lua, extend.lua) take
+// the same KEYS and ARGV, with the rule's reservations as one more key,
+// and arguments of their own around them and after the limits (each
+// script's header; reservationRequest). Their replies frame a decision's
+// reply, or stand alone (decode).
+
+// send runs the script of call c on lims, directly or batched in its
+// key's lane, and decodes its reply.
+func (l *Limiter) send(ctx context.Context, c call, lims []Limit, pinned string) (reply, error) {
+	req := c.request(l.cfg.prefix, lims, pinned)
+	s := script(c.m, lims)
 	var out luascripts.Reply
 	if l.batch != nil {
-		out = l.batch.Do(ctx, key, s, req.keys, req.args)
+		out = l.batch.Do(ctx, c.key, s, req.keys, req.args)
 	} else {
 		out = s.Run(ctx, l.client, req.keys, req.args...)
 	}
@@ -46,13 +52,20 @@ func (l *Limiter) send(ctx context.Context, m mode, key string, lims []Limit, n 
 	if err != nil {
 		return reply{}, err
 	}
-	return decodeReply(packed, len(lims))
+	return decode(c.m, packed, len(lims))
 }
 
 // script returns the script that runs a call in mode m on lims.
 func script(m mode, lims []Limit) *luascripts.Script {
-	if m == modeReset {
+	switch m {
+	case modeReset:
 		return resetScript
+	case modeReserve:
+		return reserveScript
+	case modeCommit, modeCancel:
+		return settleScript
+	case modeExtend:
+		return extendScript
 	}
 	p := policyScripts
 	if len(lims) == 1 {
@@ -77,6 +90,20 @@ type request struct {
 	args []any
 }
 
+// request encodes call c on lims.
+func (c *call) request(prefix string, lims []Limit, pinned string) request {
+	switch c.m {
+	case modeReserve:
+		return reservationRequest(prefix, c.key, c.rule, lims, strconv.Itoa(c.n), itoa(c.ttl.Microseconds()), pinned, c.id)
+	case modeCommit, modeCancel:
+		return reservationRequest(prefix, c.key, c.rule, lims, strconv.Itoa(c.n), string(c.m), pinned, c.rs.ID, itoa(c.rs.exp))
+	case modeExtend:
+		exp, to := c.rs.extension(c.ttl)
+		return reservationRequest(prefix, c.key, c.rule, lims, "", "", pinned, c.rs.ID, itoa(exp), itoa(to))
+	}
+	return newRequest(prefix, c.key, lims, c.m, c.n, pinned)
+}
+
 // newRequest encodes a call on the user key key under limits lims.
 func newRequest(prefix, key string, lims []Limit, m mode, n int, pinned string) request {
 	b := base(prefix, key)
@@ -94,6 +121,26 @@ func newRequest(prefix, key string, lims []Limit, m mode, n int, pinned string) 
 		r.args = append(r.args, string(p[:]))
 	}
 	return r
+}
+
+// reservationRequest is a reservation script's KEYS and ARGV: the limits'
+// as newRequest lays them out, with a1 and a2 in place of n and the mode,
+// then the rule's reservations as the last key, and extra arguments after
+// the limits.
+func reservationRequest(prefix, key string, r Rule, lims []Limit, a1, a2, pinned string, extra ...string) request {
+	b := base(prefix, key)
+	keys := make([]string, len(lims), len(lims)+1)
+	args := make([]any, 3, 3+len(lims)+len(extra))
+	args[0], args[1], args[2] = a1, a2, pinned
+	for i, lim := range lims {
+		keys[i] = b + lim.id
+		p := packLimit(lim)
+		args = append(args, string(p[:]))
+	}
+	for _, e := range extra {
+		args = append(args, e)
+	}
+	return request{keys: append(keys, b+"rsv:"+ruleName(r)), args: args}
 }
 
 // oneLimit is the backing of a request on one limit, every Limit's: its
@@ -191,6 +238,57 @@ type reply struct {
 	granted int64
 	allowed bool
 	limits  []limitReply // one per limit, in the rule's order
+
+	// A reservation's: when Reserve charged it and its expiry (µs); a
+	// settlement's or an extension's status. A settlement's granted is
+	// what it charged in all.
+	at, exp int64
+	status  status
+}
+
+// A status is what settle.lua and extend.lua found of the reservation.
+type status int64
+
+const (
+	statusFound     status = iota // outstanding: settled or extended now
+	statusCommitted               // committed before
+	statusCanceled                // canceled before
+	statusGone                    // not found: released at its expiry
+)
+
+// decode reads the reply of a call in mode m on n limits: a decision's
+// (decodeReply); Reserve's, then its time and expiry; a settlement's
+// status and charge, then the rule's decision after it; an extension's
+// status alone.
+func decode(m mode, s string, n int) (reply, error) {
+	head, tail := 0, 0
+	switch m {
+	case modeReserve:
+		tail = 16
+	case modeCommit, modeCancel:
+		head = 16
+	case modeExtend:
+		if len(s) != 8 {
+			return reply{}, fmt.Errorf("unexpected reply %q", s)
+		}
+		return reply{status: status(binary.BigEndian.Uint64([]byte(s)))}, nil
+	}
+	if len(s) < head+tail {
+		return reply{}, fmt.Errorf("unexpected reply %q", s)
+	}
+	r, err := decodeReply(s[head:len(s)-tail], n)
+	if err != nil {
+		return reply{}, err
+	}
+	if head > 0 {
+		b := []byte(s[:head])
+		r.status, r.granted = status(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:]))
+	}
+	if tail > 0 {
+		b := []byte(s[len(s)-tail:])
+		r.at, r.exp = int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:]))
+	}
+	return r, nil
 }
 
 // A limitReply is one limit's state in a reply; times in µs.

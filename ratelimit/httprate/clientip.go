@@ -14,56 +14,18 @@ import (
 // RemoteAddr is not an IP address.
 var ErrNoClientIP = errors.New("httprate: no client IP")
 
-// ErrInvalidProxy is returned by ClientIP, ClientIPFromForwarded and
-// ClientIPKey for a trusted proxy that is neither a CIDR nor an IP address.
+// ErrInvalidProxy is returned by ClientIP for a trusted proxy that is
+// neither a CIDR nor an IP address.
 var ErrInvalidProxy = errors.New("httprate: invalid trusted proxy")
 
-// ClientIP returns a key function that yields the client's IP address,
-// trusting X-Forwarded-For only from the given proxies (CIDRs such as
-// "10.0.0.0/8" or single addresses). It is ClientIPKey with only
-// TrustedProxies set: an IPv6 client is keyed by its /64
-// ("2001:db8:1:2::/64"), an IPv4 client by its address.
-//
-// Starting from the connection's peer, it walks the header from right to
-// left past every trusted proxy and returns the first address that is not
-// one. With no trusted proxies, or when the peer is not one, the header is
-// ignored, since any client can send it. Entries may carry a port, as some
-// load balancers write them: "203.0.113.7:4711", "[2001:db8::1]:4711"; the
-// port is dropped, so one client keeps one key across connections. An entry
-// that is not an address ("unknown", garbage) stops the walk at the last
-// trusted hop.
-//
-// Use ClientIP when your proxies write X-Forwarded-For and
-// ClientIPFromForwarded when they write Forwarded, never both: a proxy that
-// writes one header passes the other on from the client unchanged.
-func ClientIP(trustedProxies ...string) (func(*http.Request) (string, error), error) {
-	return ClientIPKey(ClientIPConfig{TrustedProxies: trustedProxies})
-}
+// defaultIPv6Prefix keys an IPv6 client by its /64: a host is commonly
+// given a whole /64 and may rotate through it at will (privacy addresses,
+// RFC 8981), so keying by the address would give one client 2^64 keys.
+// An IPv4 client is keyed by its address (32).
+const defaultIPv6Prefix, defaultIPv4Prefix = 64, 32
 
-// ClientIPFromForwarded is ClientIP for proxies that write the RFC 7239
-// Forwarded header instead of X-Forwarded-For: it walks the header's
-// elements from right to left by their for= parameter, as ClientIP walks
-// X-Forwarded-For. Quoted IPv6 addresses and ports are understood
-// (for="[2001:db8::1]:4711"). A for= that names no address (an obfuscated
-// identifier such as "_hidden", "unknown", or none at all) is a hop that is
-// not trusted and not an address: the walk stops at the last trusted hop.
-func ClientIPFromForwarded(trustedProxies ...string) (func(*http.Request) (string, error), error) {
-	return ClientIPKey(ClientIPConfig{TrustedProxies: trustedProxies, Header: "Forwarded"})
-}
-
-// Default prefix lengths of a ClientIPConfig.
-const (
-	// DefaultIPv6Prefix keys an IPv6 client by its /64: a host is commonly
-	// given a whole /64 and may rotate through it at will (privacy
-	// addresses, RFC 8981), so keying by the address would give one client
-	// 2^64 keys.
-	DefaultIPv6Prefix = 64
-	// DefaultIPv4Prefix keys an IPv4 client by its address.
-	DefaultIPv4Prefix = 32
-)
-
-// ClientIPConfig configures ClientIPKey. The zero value trusts no proxy,
-// reads no header, and keys by the peer's address (an IPv6 one by its /64).
+// ClientIPConfig configures ClientIP. The zero value trusts no proxy, reads
+// no header, and keys by the peer's address (an IPv6 one by its /64).
 type ClientIPConfig struct {
 	// TrustedProxies are the proxies, as CIDRs ("10.0.0.0/8") or single
 	// addresses, whose header is believed. The header is read only when
@@ -71,35 +33,49 @@ type ClientIPConfig struct {
 	TrustedProxies []string
 	// Header is the header the trusted proxies write the client's address
 	// in: "X-Forwarded-For" (the default, when empty); "Forwarded" (RFC
-	// 7239, read by its for= parameters); or another, such as "X-Real-IP",
-	// "True-Client-IP" or "CF-Connecting-IP", read as X-Forwarded-For is
-	// (comma-separated entries, right to left past every trusted proxy).
-	// Trust the one header your proxies write: they pass any other on from
-	// the client unchanged.
+	// 7239, walked by its elements' for= parameters); or another, such as
+	// "X-Real-IP", "True-Client-IP" or "CF-Connecting-IP", read as
+	// X-Forwarded-For is (comma-separated entries). Trust the one header
+	// your proxies write, never two: a proxy that writes one passes any
+	// other on from the client unchanged.
 	Header string
 	// IPv6Prefix is how many leading bits of an IPv6 client's address make
-	// its key: DefaultIPv6Prefix when zero, 1 to 128. Below 128 the key is
-	// the prefix ("2001:db8:1:2::/64"); at 128, the address.
+	// its key: 64 when zero, 1 to 128. Below 128 the key is the prefix
+	// ("2001:db8:1:2::/64"); at 128, the address.
 	IPv6Prefix int
-	// IPv4Prefix is the same for an IPv4 client: DefaultIPv4Prefix when
+	// IPv4Prefix is the same for an IPv4 client: 32 (the address) when
 	// zero, 1 to 32 ("198.51.100.0/24" at 24). An IPv4-mapped IPv6 address
 	// is an IPv4 client.
 	IPv4Prefix int
 }
 
-// ClientIPKey returns a key function that yields the client's address, or
-// the prefix of it that cfg names, walking cfg.Header past the trusted
-// proxies as ClientIP describes. Which proxies are trusted decides which
-// entry is the client; the prefix only shapes the key, after the walk. It
-// fails with ErrInvalidProxy for a proxy that is neither a CIDR nor an
+// ClientIP returns a key function that yields the client's address, or
+// the prefix of it that cfg names: by default an IPv6 client's /64
+// ("2001:db8:1:2::/64"), which it can rotate through, and an IPv4 client's
+// address. ClientIP(ClientIPConfig{}) keys by the connection's peer.
+//
+// Starting from the peer, it walks cfg.Header from right to left past
+// every trusted proxy and returns the first address that is not one. With
+// no trusted proxies, or when the peer is not one, the header is ignored,
+// since any client can send it. Entries may carry a port, as some load
+// balancers write them: "203.0.113.7:4711", "[2001:db8::1]:4711"; the port
+// is dropped, so one client keeps one key across connections. In Forwarded,
+// quoted IPv6 addresses and ports are understood
+// (for="[2001:db8::1]:4711"). An entry that is not an address ("unknown",
+// garbage, an obfuscated identifier such as "_hidden", a Forwarded element
+// with no for=) stops the walk at the last trusted hop. Which proxies are
+// trusted decides which entry is the client; the prefix only shapes the
+// key, after the walk.
+//
+// It fails with ErrInvalidProxy for a proxy that is neither a CIDR nor an
 // address, and with ErrInvalidConfig for a prefix length out of range or a
 // header name that is not a valid token.
-func ClientIPKey(cfg ClientIPConfig) (func(*http.Request) (string, error), error) {
+func ClientIP(cfg ClientIPConfig) (func(*http.Request) (string, error), error) {
 	t, err := newTrust(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
 	}
-	bits6, bits4 := cmp.Or(cfg.IPv6Prefix, DefaultIPv6Prefix), cmp.Or(cfg.IPv4Prefix, DefaultIPv4Prefix)
+	bits6, bits4 := cmp.Or(cfg.IPv6Prefix, defaultIPv6Prefix), cmp.Or(cfg.IPv4Prefix, defaultIPv4Prefix)
 	if bits6 < 1 || bits6 > 128 || bits4 < 1 || bits4 > 32 {
 		return nil, fmt.Errorf("%w: IPv6Prefix %d, IPv4Prefix %d (want 1 to 128 and 1 to 32, or 0 for the defaults)",
 			ErrInvalidConfig, cfg.IPv6Prefix, cfg.IPv4Prefix)

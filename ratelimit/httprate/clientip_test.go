@@ -18,7 +18,7 @@ import (
 // is parsed from a header is compared whole.
 func exact(t *testing.T, header string, proxies ...string) func(*http.Request) (string, error) {
 	t.Helper()
-	key, err := httprate.ClientIPKey(httprate.ClientIPConfig{TrustedProxies: proxies, Header: header, IPv6Prefix: 128})
+	key, err := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: proxies, Header: header, IPv6Prefix: 128})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func exact(t *testing.T, header string, proxies ...string) func(*http.Request) (
 
 func TestClientIPTrustsForwardedForOnlyFromConfiguredProxies(t *testing.T) {
 	behindProxies := exact(t, "", "10.0.0.0/8", "192.0.2.7")
-	direct, err := httprate.ClientIP()
+	direct, err := httprate.ClientIP(httprate.ClientIPConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,15 +78,15 @@ func TestClientIPTrustsForwardedForOnlyFromConfiguredProxies(t *testing.T) {
 	if _, err := direct(r); !errors.Is(err, httprate.ErrNoClientIP) {
 		t.Errorf("unix-socket peer: %v, want ErrNoClientIP", err)
 	}
-	if _, err := httprate.ClientIP("not-a-cidr"); !errors.Is(err, httprate.ErrInvalidProxy) {
+	if _, err := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"not-a-cidr"}}); !errors.Is(err, httprate.ErrInvalidProxy) {
 		t.Errorf("ClientIP with a malformed proxy: %v, want ErrInvalidProxy", err)
 	}
-	if _, err := httprate.ClientIPFromForwarded("10.0.0.0/33"); !errors.Is(err, httprate.ErrInvalidProxy) {
-		t.Errorf("ClientIPFromForwarded with a malformed proxy: %v, want ErrInvalidProxy", err)
+	if _, err := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"10.0.0.0/33"}, Header: "Forwarded"}); !errors.Is(err, httprate.ErrInvalidProxy) {
+		t.Errorf("ClientIP of Forwarded with a malformed proxy: %v, want ErrInvalidProxy", err)
 	}
 }
 
-func TestClientIPFromForwardedTrustsTheForwardedHeaderOnlyFromConfiguredProxies(t *testing.T) {
+func TestClientIPTrustsTheForwardedHeaderOnlyFromConfiguredProxies(t *testing.T) {
 	key := exact(t, "Forwarded", "10.0.0.0/8", "2001:db8:ffff::/48")
 	cases := []struct {
 		name   string
@@ -123,7 +123,7 @@ func TestClientIPFromForwardedTrustsTheForwardedHeaderOnlyFromConfiguredProxies(
 			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}
-	xffKey, err := httprate.ClientIP("10.0.0.0/8")
+	xffKey, err := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"10.0.0.0/8"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestClientIPFromForwardedTrustsTheForwardedHeaderOnlyFromConfiguredProxies(
 // are limited as one client's, and another /64 is another client.
 func TestClientRotatingThroughItsIPv6SlashSixtyFourIsLimitedAsOneClient(t *testing.T) {
 	s := redistest.Start(t)
-	key, err := httprate.ClientIP("127.0.0.1") // the test's own connections come through this "proxy"
+	key, err := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"127.0.0.1"}}) // the test's own connections come through this "proxy"
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestCustomClientIPHeaderIsBelievedOnlyFromTrustedProxies(t *testing.T) {
 // The prefix lengths shape the key, not the trust: a trusted proxy is
 // matched by its whole address.
 func TestClientIPPrefixesShapeTheKeyAndAreChecked(t *testing.T) {
-	key, err := httprate.ClientIPKey(httprate.ClientIPConfig{TrustedProxies: []string{"2001:db8:ffff::1"}, IPv4Prefix: 24, IPv6Prefix: 48})
+	key, err := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"2001:db8:ffff::1"}, IPv4Prefix: 24, IPv6Prefix: 48})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,11 +238,11 @@ func TestClientIPPrefixesShapeTheKeyAndAreChecked(t *testing.T) {
 		}
 	}
 	for _, cfg := range []httprate.ClientIPConfig{{IPv6Prefix: 129}, {IPv6Prefix: -1}, {IPv4Prefix: 33}, {IPv4Prefix: -8}, {Header: "X Real IP"}, {Header: "X-Real-IP:"}} {
-		if _, err := httprate.ClientIPKey(cfg); !errors.Is(err, httprate.ErrInvalidConfig) {
-			t.Errorf("ClientIPKey(%+v): %v, want ErrInvalidConfig", cfg, err)
+		if _, err := httprate.ClientIP(cfg); !errors.Is(err, httprate.ErrInvalidConfig) {
+			t.Errorf("ClientIP(%+v): %v, want ErrInvalidConfig", cfg, err)
 		}
 	}
-	if _, err := httprate.ClientIPKey(httprate.ClientIPConfig{TrustedProxies: []string{"nope"}}); !errors.Is(err, httprate.ErrInvalidProxy) {
+	if _, err := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"nope"}}); !errors.Is(err, httprate.ErrInvalidProxy) {
 		t.Errorf("a malformed proxy: %v, want ErrInvalidProxy", err)
 	}
 }

@@ -8,11 +8,11 @@
 // Limiter example).
 //
 // Each request is mapped to a key by a function the caller supplies
-// (ClientIP and ClientIPFromForwarded build one that trusts X-Forwarded-For
-// or Forwarded only from configured proxies; ClientIPKey also a header of
-// the proxy's own, such as X-Real-IP, and the prefix lengths that make a
-// client's key: by default an IPv6 client's /64, which it can rotate
-// through, and an IPv4 client's address) and checked against a
+// (ClientIP builds one that trusts X-Forwarded-For, Forwarded or a header
+// of the proxy's own, such as X-Real-IP, only from configured proxies, and
+// keys by a prefix of the client's address: by default an IPv6 client's
+// /64, which it can rotate through, and an IPv4 client's address) and
+// checked against a
 // ratelimit.Policy in one script call. Every decided response carries the
 // RateLimit-Policy and RateLimit fields of draft-ietf-httpapi-ratelimit-headers
 // (structured-field form, e.g. `RateLimit-Policy: "api";q=100;w=60` and
@@ -41,7 +41,8 @@
 //     admitted all or none.
 //   - Limited: writes the 429 response instead of the problem+json default.
 //   - LegacyHeaders: X-RateLimit-Limit, -Remaining and -Reset as well, for
-//     the clients and gateways that still read them.
+//     the clients and gateways that still read them ("seconds" or "unix",
+//     how Reset is written).
 //   - Hook: told about every request that is not skipped, as an Event
 //     with the request's context: its Outcome (allowed, rejected,
 //     failed_open, failed_closed, error), key, cost, binding limit,
@@ -56,12 +57,12 @@
 // its count.
 //
 // When Redis does not answer within Config.Timeout (default 100ms), the
-// middleware follows Config.Unavailable: FailOpen (the default) lets the
-// request through without rate-limit headers, FailClosed answers 503 with a
-// problem+json body. The default is open because a limiter usually protects
-// a service, and an outage of the limiter's store should not become an
-// outage of the service; choose FailClosed where an unmetered request costs
-// more than a refused one. The middleware never panics on a store failure.
+// middleware fails open (the default): it lets the request through without
+// rate-limit headers; with Config.FailClosed it answers 503 with a
+// problem+json body instead. The default is open because a limiter usually
+// protects a service, and an outage of the limiter's store should not
+// become an outage of the service; set FailClosed where an unmetered
+// request costs more than a refused one. The middleware never panics on a store failure.
 //
 // The timeout only holds if the client honours context deadlines on its
 // socket: on go-redis (goredisadapter), set redis.Options.ContextTimeoutEnabled

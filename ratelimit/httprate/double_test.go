@@ -74,7 +74,7 @@ func TestHandlerBehindTheMiddlewareIsTestedWithoutRedis(t *testing.T) {
 func TestMiddlewareAnswersTheSameOnTheDoubleAsOnRedis(t *testing.T) {
 	s := redistest.Start(t)
 	clk := ratelimittest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 123_000, time.UTC))
-	rl, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()+"rl:"), ratelimit.WithPinnedClockForTests(clk.Now))
+	rl, err := ratelimit.New(goredisadapter.New(s.Client(t)), ratelimit.WithPrefix(s.Prefix()+"rl:"), ratelimit.WithServerTimeForTests(clk.Now))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,13 @@
 package httprate_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"testing"
 	"time"
 
 	"github.com/redis-primitives/go/ratelimit"
@@ -55,4 +57,14 @@ func ExampleLimiter_withoutRedis() {
 	// 200 "api";r=0;t=2
 	// 429 "api";r=0;t=2
 	// 200 "api";r=0;t=2
+}
+
+// The README's newTestMiddleware returns httprate.New's refusal of a bad
+// config (here no key function) instead of a middleware that would
+// fail every request.
+func TestTheReadmesTestMiddlewareReturnsTheRefusalOfABadConfig(t *testing.T) {
+	m, _, err := newTestMiddleware(ratelimit.Policy{ratelimit.GCRA(1, time.Second, 1)}, nil)
+	if !errors.Is(err, httprate.ErrInvalidConfig) || m != nil {
+		t.Fatalf("newTestMiddleware without a key: %v, %v; want ErrInvalidConfig and no middleware", m, err)
+	}
 }

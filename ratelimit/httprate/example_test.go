@@ -25,16 +25,16 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	key, err := httprate.ClientIP("10.0.0.0/8") // the load balancers
+	key, err := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"10.0.0.0/8"}}) // the load balancers
 	if err != nil {
 		log.Fatal(err)
 	}
 	m, err := httprate.New(httprate.Config{
-		Limiter:     limiter,
-		Policy:      ratelimit.Policy{ratelimit.SlidingLog(100, time.Minute).Named("api")},
-		Key:         key,
-		Timeout:     50 * time.Millisecond,
-		Unavailable: httprate.FailClosed,
+		Limiter:    limiter,
+		Policy:     ratelimit.Policy{ratelimit.SlidingLog(100, time.Minute).Named("api")},
+		Key:        key,
+		Timeout:    50 * time.Millisecond,
+		FailClosed: true,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -45,7 +45,7 @@ func ExampleNew() {
 }
 
 func ExampleClientIP() {
-	key, _ := httprate.ClientIP("10.0.0.0/8")
+	key, _ := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"10.0.0.0/8"}})
 	r, _ := http.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "10.1.2.3:40000" // a trusted proxy
 	r.Header.Set("X-Forwarded-For", "6.6.6.6, 198.51.100.4")
@@ -55,7 +55,7 @@ func ExampleClientIP() {
 }
 
 func ExampleClientIP_ports() {
-	key, _ := httprate.ClientIP("10.0.0.0/8")
+	key, _ := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"10.0.0.0/8"}})
 	r, _ := http.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "10.1.2.3:40000" // a load balancer that writes ports
 	r.Header.Set("X-Forwarded-For", "[2001:db8::1]:4711, 10.4.5.6:443")
@@ -64,8 +64,10 @@ func ExampleClientIP_ports() {
 	// Output: 2001:db8::/64
 }
 
-func ExampleClientIPFromForwarded() {
-	key, _ := httprate.ClientIPFromForwarded("10.0.0.0/8")
+// Behind proxies that write RFC 7239 Forwarded rather than
+// X-Forwarded-For.
+func ExampleClientIP_forwarded() {
+	key, _ := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"10.0.0.0/8"}, Header: "Forwarded"})
 	r, _ := http.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "10.1.2.3:40000" // a trusted proxy
 	r.Header.Set("Forwarded", `for=6.6.6.6, for="[2001:db8:cafe::17]:4711";proto=https`)
@@ -77,8 +79,8 @@ func ExampleClientIPFromForwarded() {
 // A proxy that writes a header of its own, here Cloudflare's, is trusted
 // as for X-Forwarded-For; IPv6 clients keyed by their /56 (a home
 // network's whole delegation), IPv4 ones by their /24.
-func ExampleClientIPKey() {
-	key, err := httprate.ClientIPKey(httprate.ClientIPConfig{
+func ExampleClientIP_ownHeader() {
+	key, err := httprate.ClientIP(httprate.ClientIPConfig{
 		TrustedProxies: []string{"173.245.48.0/20", "2400:cb00::/32"},
 		Header:         "CF-Connecting-IP",
 		IPv6Prefix:     56,
@@ -100,25 +102,30 @@ func ExampleClientIPKey() {
 	// 198.51.100.0/24
 }
 
-func ExamplePolicyField() {
-	fmt.Println(httprate.PolicyField(ratelimit.Policy{
+// A handler that asks the limiter itself sends the fields the middleware
+// would: RateLimit-Policy, each limit's quota, and RateLimit, what each has
+// left.
+func ExampleFields() {
+	policy := ratelimit.Policy{
 		ratelimit.SlidingLog(100, time.Minute).Named("default"),
 		ratelimit.SlidingCounter(5000, 24*time.Hour).Named("daily"),
 		// 1 per second, 20 at once: q is the burst, w the time to earn it back.
 		ratelimit.GCRA(1, time.Second, 20).Named("burst"),
-	}))
-	// Output: "default";q=100;w=60, "daily";q=5000;w=86400, "burst";q=20;w=20
-}
-
-func ExampleField() {
-	res := ratelimit.Result{
-		Allowed:    true,
-		Limit:      ratelimit.SlidingLog(100, time.Minute).Named("default"),
-		Remaining:  42,
-		ResetAfter: 6500 * time.Millisecond,
 	}
-	fmt.Println(httprate.Field(res))
-	// Output: "default";r=42;t=7
+	res := ratelimit.Result{ // as limiter.Allow(ctx, key, policy) answers
+		Allowed: true, Limit: policy[0], Remaining: 42, ResetAfter: 6500 * time.Millisecond,
+		Each: []ratelimit.Result{
+			{Allowed: true, Limit: policy[0], Remaining: 42, ResetAfter: 6500 * time.Millisecond},
+			{Allowed: true, Limit: policy[1], Remaining: 4900, ResetAfter: 20 * time.Hour},
+			{Allowed: true, Limit: policy[2], Remaining: 19, ResetAfter: time.Second},
+		},
+	}
+	policyField, limitField := httprate.Fields(policy, res)
+	fmt.Println("RateLimit-Policy:", policyField)
+	fmt.Println("RateLimit:", limitField)
+	// Output:
+	// RateLimit-Policy: "default";q=100;w=60, "daily";q=5000;w=86400, "burst";q=20;w=20
+	// RateLimit: "default";r=42;t=7, "daily";r=4900;t=72000, "burst";r=19;t=1
 }
 
 func ExampleMiddleware_Handler() {
@@ -150,7 +157,7 @@ var hello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.
 // limit's parameters, not its name, so two routes with the same limit on a
 // bare client IP would share one count.
 func Example_perRoute() {
-	byIP, err := httprate.ClientIP()
+	byIP, err := httprate.ClientIP(httprate.ClientIPConfig{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -265,12 +272,12 @@ func ExampleConfig_limited() {
 	// Output: 429 Retry-After: 60 {"error":"rate_limited","limit":"api"}
 }
 
-func ExampleLegacyHeaders() {
+func ExampleConfig_legacyHeaders() {
 	m, err := httprate.New(httprate.Config{
 		Limiter:       limiter,
 		Policy:        ratelimit.Policy{ratelimit.GCRA(10, time.Second, 50)},
 		Key:           func(*http.Request) (string, error) { return "example-legacy", nil },
-		LegacyHeaders: httprate.LegacyResetSeconds,
+		LegacyHeaders: "seconds",
 	})
 	if err != nil {
 		log.Fatal(err)

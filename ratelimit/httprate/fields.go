@@ -11,11 +11,22 @@ import (
 	"github.com/redis-primitives/go/ratelimit"
 )
 
-// PolicyField formats the RateLimit-Policy field for p: one item per limit,
+// Fields formats the two fields the middleware sends with a decision of
+// policy p, for a handler or a server of another protocol that asks a
+// ratelimit.Limiter itself: policy is the RateLimit-Policy field, the
+// quota of each limit of p, and limit the RateLimit field, what each has
+// left after res (its Each, or res itself for a Policy of one limit). The
+// package documentation says what their q, w, r and t are for each
+// algorithm.
+func Fields(p ratelimit.Policy, res ratelimit.Result) (policy, limit string) {
+	return policyField(p), field(res)
+}
+
+// policyField formats the RateLimit-Policy field for p: one item per limit,
 // named by Limit.Name, with q, its quota, and w, its window in seconds (left
 // out when it is not a whole number of seconds, since w is an integer). The
 // package documentation gives q and w for each algorithm.
-func PolicyField(p ratelimit.Policy) string {
+func policyField(p ratelimit.Policy) string {
 	items := make([]string, len(p))
 	for i, l := range p {
 		q, w := quota(l)
@@ -50,9 +61,9 @@ func quota(l ratelimit.Limit) (q int, w time.Duration) {
 	return l.Burst(), w
 }
 
-// Field formats the RateLimit field for a decision: for each limit, r (the
+// field formats the RateLimit field for a decision: for each limit, r (the
 // requests remaining) and t (seconds until it is full again, rounded up).
-func Field(res ratelimit.Result) string {
+func field(res ratelimit.Result) string {
 	each := res.Each
 	if len(each) == 0 {
 		each = []ratelimit.Result{res}
@@ -91,33 +102,17 @@ func quote(s string) string {
 	return b.String()
 }
 
-// LegacyHeaders chooses whether a decided response also carries the
-// X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset headers
-// that many clients and gateways still read, and how Reset is written.
-// They describe the binding limit (ratelimit.Result.Limit) only: Limit is
-// its q, Remaining its r (see the package documentation).
-type LegacyHeaders int
-
+// The values of Config.LegacyHeaders, listed in its doc.
 const (
-	// NoLegacyHeaders sends only the RateLimit-Policy and RateLimit fields.
-	// The default.
-	NoLegacyHeaders LegacyHeaders = iota
-	// LegacyResetSeconds writes Reset as the seconds until the binding
-	// limit is back to its quota, rounded up, like the RateLimit field's t
-	// (the form of the draft's early RateLimit-Reset).
-	LegacyResetSeconds
-	// LegacyResetUnix writes Reset as the Unix time, in seconds rounded up,
-	// at which the binding limit is back to its quota (the form of GitHub's
-	// API, ulule/limiter and go-chi/httprate), taken from this server's
-	// clock.
-	LegacyResetUnix
+	legacySeconds = "seconds"
+	legacyUnix    = "unix"
 )
 
 // setLegacy sets the X-RateLimit-* headers for res's binding limit.
-func setLegacy(h http.Header, mode LegacyHeaders, res ratelimit.Result, now time.Time) {
+func setLegacy(h http.Header, mode string, res ratelimit.Result, now time.Time) {
 	q, _ := quota(res.Limit)
 	reset := seconds(res.ResetAfter)
-	if mode == LegacyResetUnix {
+	if mode == legacyUnix {
 		ns := now.UnixNano() + int64(res.ResetAfter)
 		reset = (ns + int64(time.Second) - 1) / int64(time.Second)
 	}

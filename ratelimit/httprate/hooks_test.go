@@ -66,7 +66,7 @@ func TestSkippedRequestsNeitherCallRedisNorCount(t *testing.T) {
 	// Redis down and failing closed: only a request that reaches Redis fails.
 	m, err := httprate.New(httprate.Config{
 		Limiter: unreachable(t), Policy: ratelimit.Policy{ratelimit.SlidingLog(1, time.Minute)},
-		Key: byHeader("X-Key"), Skip: skip, Unavailable: httprate.FailClosed, Hook: hook,
+		Key: byHeader("X-Key"), Skip: skip, FailClosed: true, Hook: hook,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestSkippedRequestsNeitherCallRedisNorCount(t *testing.T) {
 	// answers 503, never a 200 that would pass for "not counted".
 	m, err = httprate.New(httprate.Config{
 		Limiter: l, Policy: ratelimit.Policy{ratelimit.SlidingLog(1, time.Minute)}, Key: byHeader("X-Key"), Skip: skip,
-		Timeout: 5 * time.Second, Unavailable: httprate.FailClosed,
+		Timeout: 5 * time.Second, FailClosed: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -130,15 +130,15 @@ func TestCostCountsOneRequestAsManyAllOrNone(t *testing.T) {
 		rows    string
 		code    int
 		r       int64
-		outcome httprate.Outcome
+		outcome string
 	}{
-		{"6", http.StatusOK, 4, httprate.OutcomeAllowed},
-		{"6", http.StatusTooManyRequests, 4, httprate.OutcomeRejected}, // all or none: nothing consumed
-		{"4", http.StatusOK, 0, httprate.OutcomeAllowed},
-		{"1", http.StatusTooManyRequests, 0, httprate.OutcomeRejected},
-		{"11", http.StatusInternalServerError, -1, httprate.OutcomeError}, // never admissible
-		{"0", http.StatusInternalServerError, -1, httprate.OutcomeError},
-		{"many", http.StatusInternalServerError, -1, httprate.OutcomeError},
+		{"6", http.StatusOK, 4, "allowed"},
+		{"6", http.StatusTooManyRequests, 4, "rejected"}, // all or none: nothing consumed
+		{"4", http.StatusOK, 0, "allowed"},
+		{"1", http.StatusTooManyRequests, 0, "rejected"},
+		{"11", http.StatusInternalServerError, -1, "error"}, // never admissible
+		{"0", http.StatusInternalServerError, -1, "error"},
+		{"many", http.StatusInternalServerError, -1, "error"},
 	} {
 		resp := do(h, "/", "X-Key", "tenant", "X-Rows", step.rows)
 		if resp.StatusCode != step.code || last.Outcome != step.outcome {
@@ -190,7 +190,7 @@ func TestLegacyHeadersDescribeTheBindingLimit(t *testing.T) {
 	}
 	// GCRA: X-RateLimit-Limit is the burst that Remaining counts down from.
 	policy := ratelimit.Policy{ratelimit.GCRA(1, time.Second, 20).Named("burst"), ratelimit.SlidingLog(100, time.Hour).Named("hourly")}
-	for _, mode := range []httprate.LegacyHeaders{httprate.NoLegacyHeaders, httprate.LegacyResetSeconds, httprate.LegacyResetUnix} {
+	for _, mode := range []string{"", "seconds", "unix"} {
 		m, err := httprate.New(httprate.Config{Limiter: l, Policy: policy, Key: byHeader("X-Key"), LegacyHeaders: mode})
 		if err != nil {
 			t.Fatal(err)
@@ -198,14 +198,14 @@ func TestLegacyHeadersDescribeTheBindingLimit(t *testing.T) {
 		before := time.Now()
 		resp := do(m.Handler(okHandler), "/", "X-Key", fmt.Sprint("mode", mode))
 		h := resp.Header
-		if mode == httprate.NoLegacyHeaders {
+		if mode == "" {
 			if h.Get("X-RateLimit-Limit")+h.Get("X-RateLimit-Remaining")+h.Get("X-RateLimit-Reset") != "" {
 				t.Fatalf("legacy headers sent by default: %v", h)
 			}
 			continue
 		}
 		if h.Get("X-RateLimit-Limit") != "20" || h.Get("X-RateLimit-Remaining") != "19" {
-			t.Fatalf("mode %d: Limit %q Remaining %q, want 20 and 19 (the binding GCRA)", mode, h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"))
+			t.Fatalf("mode %q: Limit %q Remaining %q, want 20 and 19 (the binding GCRA)", mode, h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"))
 		}
 		reset, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64)
 		if err != nil {
@@ -213,15 +213,15 @@ func TestLegacyHeadersDescribeTheBindingLimit(t *testing.T) {
 		}
 		// One request's worth refills in 1s; the reset is rounded up.
 		lo, hi := int64(1), int64(1)
-		if mode == httprate.LegacyResetUnix {
+		if mode == "unix" {
 			lo, hi = before.Unix()+1, time.Now().Add(time.Second).Unix()+1
 		}
 		if reset < lo || reset > hi {
-			t.Fatalf("mode %d: Reset %d, want within [%d, %d]", mode, reset, lo, hi)
+			t.Fatalf("mode %q: Reset %d, want within [%d, %d]", mode, reset, lo, hi)
 		}
 	}
-	if _, err := httprate.New(httprate.Config{Limiter: l, Policy: policy, Key: byHeader("X-Key"), LegacyHeaders: 9}); !errors.Is(err, httprate.ErrInvalidConfig) {
-		t.Fatalf("LegacyHeaders 9: %v", err)
+	if _, err := httprate.New(httprate.Config{Limiter: l, Policy: policy, Key: byHeader("X-Key"), LegacyHeaders: "Unix"}); !errors.Is(err, httprate.ErrInvalidConfig) {
+		t.Fatalf("LegacyHeaders \"Unix\": %v", err)
 	}
 }
 
@@ -241,9 +241,9 @@ func TestHookAndLoggerSeeEveryOutcome(t *testing.T) {
 		logs bytes.Buffer
 	)
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
-	cfg := func(l *ratelimit.Limiter, mode httprate.Unavailable) httprate.Config {
+	cfg := func(l *ratelimit.Limiter, failClosed bool) httprate.Config {
 		return httprate.Config{
-			Limiter: l, Policy: policy, Key: byHeader("X-Key"), Unavailable: mode, Logger: logger,
+			Limiter: l, Policy: policy, Key: byHeader("X-Key"), FailClosed: failClosed, Logger: logger,
 			Hook: func(ctx context.Context, e httprate.Event) {
 				mu.Lock()
 				seen, ctxs = append(seen, e), append(ctxs, ctx)
@@ -258,13 +258,13 @@ func TestHookAndLoggerSeeEveryOutcome(t *testing.T) {
 		}
 		return m.Handler(okHandler)
 	}
-	do(handler(cfg(up, httprate.FailOpen)), "/", "X-Key", "k")
-	do(handler(cfg(up, httprate.FailOpen)), "/", "X-Key", "k")
-	do(handler(cfg(up, httprate.FailOpen)), "/") // no key
-	do(handler(cfg(down, httprate.FailOpen)), "/", "X-Key", "k")
-	do(handler(cfg(down, httprate.FailClosed)), "/", "X-Key", "k")
+	do(handler(cfg(up, false)), "/", "X-Key", "k")
+	do(handler(cfg(up, false)), "/", "X-Key", "k")
+	do(handler(cfg(up, false)), "/") // no key
+	do(handler(cfg(down, false)), "/", "X-Key", "k")
+	do(handler(cfg(down, true)), "/", "X-Key", "k")
 
-	want := []httprate.Outcome{httprate.OutcomeAllowed, httprate.OutcomeRejected, httprate.OutcomeError, httprate.OutcomeFailedOpen, httprate.OutcomeFailedClosed}
+	want := []string{"allowed", "rejected", "error", "failed_open", "failed_closed"}
 	if len(seen) != len(want) {
 		t.Fatalf("%d decisions, want %d: %+v", len(seen), len(want), seen)
 	}
@@ -272,11 +272,11 @@ func TestHookAndLoggerSeeEveryOutcome(t *testing.T) {
 		if d.Outcome != want[i] {
 			t.Fatalf("decision %d: %v, want %v", i, d.Outcome, want[i])
 		}
-		decided := d.Outcome == httprate.OutcomeAllowed || d.Outcome == httprate.OutcomeRejected
+		decided := d.Outcome == "allowed" || d.Outcome == "rejected"
 		if decided != (d.Err == nil) || decided != (d.Result.Limit.Name() == "api") {
 			t.Fatalf("decision %d (%v): err %v, limit %q", i, d.Outcome, d.Err, d.Result.Limit.Name())
 		}
-		if d.Outcome != httprate.OutcomeError && (d.Latency <= 0 || d.Key != "k" || d.Cost != 1) {
+		if d.Outcome != "error" && (d.Latency <= 0 || d.Key != "k" || d.Cost != 1) {
 			t.Fatalf("decision %d (%v): latency %v key %q cost %d", i, d.Outcome, d.Latency, d.Key, d.Cost)
 		}
 		if d.Request == nil || d.Request.URL.Path != "/" || ctxs[i] != d.Request.Context() {

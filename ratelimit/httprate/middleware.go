@@ -14,18 +14,9 @@ import (
 	"github.com/redis-primitives/go/ratelimit"
 )
 
-// DefaultTimeout bounds each decision when Config.Timeout is zero.
-const DefaultTimeout = 100 * time.Millisecond
-
-// Unavailable says what to do with a request when Redis cannot decide.
-type Unavailable int
-
-const (
-	// FailOpen serves the request unmetered. The default.
-	FailOpen Unavailable = iota
-	// FailClosed answers 503 Service Unavailable.
-	FailClosed
-)
+// defaultTimeout bounds each decision when Config.Timeout is zero, as its
+// doc states.
+const defaultTimeout = 100 * time.Millisecond
 
 // ErrInvalidConfig is returned by New for a Config that cannot work.
 var ErrInvalidConfig = errors.New("httprate: invalid config")
@@ -71,23 +62,34 @@ type Config struct {
 	// status (429 unless it knows better) and the body. res is the
 	// limiter's answer: res.Limit is the limit that bound.
 	Limited func(w http.ResponseWriter, r *http.Request, res ratelimit.Result)
-	// LegacyHeaders adds the X-RateLimit-Limit, -Remaining and -Reset
-	// headers to every decided response. The zero value, NoLegacyHeaders,
-	// sends only the RateLimit-Policy and RateLimit fields.
-	LegacyHeaders LegacyHeaders
-	// Timeout bounds the Redis call of one decision. Zero means
-	// DefaultTimeout.
+	// LegacyHeaders, if set, adds the X-RateLimit-Limit, -Remaining and
+	// -Reset headers that many clients and gateways still read to every
+	// decided response, and says how Reset is written:
+	//
+	//   - "seconds": the seconds until the binding limit is back to its
+	//     quota, rounded up, like the RateLimit field's t (the form of the
+	//     draft's early RateLimit-Reset);
+	//   - "unix": the Unix time, in seconds rounded up, at which the binding
+	//     limit is back to its quota (the form of GitHub's API,
+	//     ulule/limiter and go-chi/httprate), from this server's clock.
+	//
+	// They describe the binding limit (ratelimit.Result.Limit) only: Limit
+	// is its q, Remaining its r (see the package documentation). Empty, the
+	// default, sends only the RateLimit-Policy and RateLimit fields; any
+	// other value is ErrInvalidConfig.
+	LegacyHeaders string
+	// Timeout bounds the Redis call of one decision. Zero means 100ms.
 	Timeout time.Duration
-	// Unavailable is the policy when Redis fails or times out. The zero
-	// value is FailOpen.
-	Unavailable Unavailable
+	// FailClosed answers 503 Service Unavailable when Redis fails or times
+	// out. The zero value fails open: the request is served unmetered.
+	FailClosed bool
 	// Hook, if set, is told about every request that is not skipped, with
 	// the request's context, before its response is written: allowed,
 	// rejected, served unmetered (failed open), refused with 503 (failed
 	// closed) or refused with 500 (not metered), and for the last three the
 	// error in Event.Err. It runs on the request's goroutine: keep it
 	// short. A metrics adapter plugs in here (module telemetry's
-	// HTTPRateHook).
+	// HTTPRate).
 	Hook func(ctx context.Context, e Event)
 	// Logger, if set, receives a record for each request served unmetered
 	// or refused with 503 (level Warn) and each that could not be metered
@@ -113,18 +115,16 @@ func New(cfg Config) (*Middleware, error) {
 		return nil, fmt.Errorf("%w: no Key function", ErrInvalidConfig)
 	case cfg.Timeout < 0:
 		return nil, fmt.Errorf("%w: negative Timeout", ErrInvalidConfig)
-	case cfg.Unavailable != FailOpen && cfg.Unavailable != FailClosed:
-		return nil, fmt.Errorf("%w: Unavailable %d", ErrInvalidConfig, cfg.Unavailable)
-	case cfg.LegacyHeaders < NoLegacyHeaders || cfg.LegacyHeaders > LegacyResetUnix:
-		return nil, fmt.Errorf("%w: LegacyHeaders %d", ErrInvalidConfig, cfg.LegacyHeaders)
+	case cfg.LegacyHeaders != "" && cfg.LegacyHeaders != legacySeconds && cfg.LegacyHeaders != legacyUnix:
+		return nil, fmt.Errorf("%w: LegacyHeaders %q (want \"seconds\", \"unix\" or empty)", ErrInvalidConfig, cfg.LegacyHeaders)
 	}
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
+		cfg.Timeout = defaultTimeout
 	}
-	return &Middleware{cfg: cfg, policy: PolicyField(cfg.Policy)}, nil
+	return &Middleware{cfg: cfg, policy: policyField(cfg.Policy)}, nil
 }
 
 // Handler wraps next.
@@ -137,17 +137,17 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		e := m.decide(r)
 		m.observe(r.Context(), &e)
 		switch e.Outcome {
-		case OutcomeError:
+		case outcomeError:
 			problem(w, http.StatusInternalServerError, "Internal Server Error", "the request could not be metered")
-		case OutcomeFailedClosed:
+		case outcomeFailedClosed:
 			w.Header().Set("Retry-After", "1")
 			problem(w, http.StatusServiceUnavailable, "Service Unavailable", "the rate limiter cannot decide right now")
-		case OutcomeFailedOpen:
+		case outcomeFailedOpen:
 			next.ServeHTTP(w, r)
-		case OutcomeAllowed:
+		case outcomeAllowed:
 			m.setFields(w.Header(), e.Result)
 			next.ServeHTTP(w, r)
-		case OutcomeRejected:
+		case outcomeRejected:
 			h := w.Header()
 			m.setFields(h, e.Result)
 			h.Set("Retry-After", strconv.FormatInt(seconds(e.Result.RetryAfter), 10))
@@ -165,12 +165,12 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 func (m *Middleware) decide(r *http.Request) Event {
 	key, err := m.cfg.Key(r)
 	if err != nil {
-		return Event{Outcome: OutcomeError, Request: r, Err: err}
+		return Event{Outcome: outcomeError, Request: r, Err: err}
 	}
 	cost := 1
 	if m.cfg.Cost != nil {
 		if cost, err = m.cfg.Cost(r); err != nil {
-			return Event{Outcome: OutcomeError, Request: r, Key: key, Err: err}
+			return Event{Outcome: outcomeError, Request: r, Key: key, Err: err}
 		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), m.cfg.Timeout)
@@ -185,18 +185,18 @@ func (m *Middleware) decide(r *http.Request) Event {
 	cancel()
 	switch {
 	case err == nil && res.Allowed:
-		e.Outcome, e.Result = OutcomeAllowed, res
+		e.Outcome, e.Result = outcomeAllowed, res
 	case err == nil:
-		e.Outcome, e.Result = OutcomeRejected, res
+		e.Outcome, e.Result = outcomeRejected, res
 	case refused(err):
 		// Not an outage: the request itself cannot be metered (an empty
 		// key, a cost no limit can admit). Serving it would let a client
 		// opt out of the limit by sending what maps to no key.
-		e.Outcome = OutcomeError
-	case m.cfg.Unavailable == FailClosed:
-		e.Outcome = OutcomeFailedClosed
+		e.Outcome = outcomeError
+	case m.cfg.FailClosed:
+		e.Outcome = outcomeFailedClosed
 	default:
-		e.Outcome = OutcomeFailedOpen
+		e.Outcome = outcomeFailedOpen
 	}
 	return e
 }
@@ -204,14 +204,14 @@ func (m *Middleware) decide(r *http.Request) Event {
 // setFields sets the rate-limit headers of a decided request.
 func (m *Middleware) setFields(h http.Header, res ratelimit.Result) {
 	h.Set("RateLimit-Policy", m.policy)
-	h.Set("RateLimit", Field(res))
-	if m.cfg.LegacyHeaders != NoLegacyHeaders {
+	h.Set("RateLimit", field(res))
+	if m.cfg.LegacyHeaders != "" {
 		setLegacy(h, m.cfg.LegacyHeaders, res, time.Now())
 	}
 }
 
 // refused reports whether the limiter rejected its input, as opposed to
-// Redis failing to answer: only the latter is what Unavailable is for.
+// Redis failing to answer: only the latter is what FailClosed is about.
 func refused(err error) bool {
 	return errors.Is(err, ratelimit.ErrInvalidKey) || errors.Is(err, ratelimit.ErrInvalidN) ||
 		errors.Is(err, ratelimit.ErrInvalidLimit)

@@ -35,7 +35,7 @@ func serve(t *testing.T, s *redistest.Server, cfg httprate.Config) *served {
 	out := &served{}
 	cfg.Limiter = l
 	if cfg.Key == nil {
-		cfg.Key, err = httprate.ClientIP()
+		cfg.Key, err = httprate.ClientIP(httprate.ClientIPConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestMiddlewareSendsRateLimitFieldsAndA429Problem(t *testing.T) {
 }
 
 func TestNewRejectsAConfigThatCannotWork(t *testing.T) {
-	key, _ := httprate.ClientIP()
+	key, _ := httprate.ClientIP(httprate.ClientIPConfig{})
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
 	l, err := ratelimit.New(goredisadapter.New(c))
@@ -133,7 +133,6 @@ func TestNewRejectsAConfigThatCannotWork(t *testing.T) {
 		"no policy":        {Limiter: l, Key: key},
 		"no key":           {Limiter: l, Policy: p},
 		"negative timeout": {Limiter: l, Policy: p, Key: key, Timeout: -1},
-		"unknown mode":     {Limiter: l, Policy: p, Key: key, Unavailable: 7},
 		// Policies that every request would fail on, with a misleading 500.
 		"zero limit":     {Limiter: l, Policy: ratelimit.Policy{{}}, Key: key},
 		"limit twice":    {Limiter: l, Policy: ratelimit.Policy{p[0], p[0]}, Key: key},
@@ -151,9 +150,8 @@ func TestNewRejectsAConfigThatCannotWork(t *testing.T) {
 func TestRequestWithNoKeyIsRefusedEvenWhenFailingOpen(t *testing.T) {
 	s := redistest.Start(t)
 	sv := serve(t, s, httprate.Config{
-		Policy:      ratelimit.Policy{ratelimit.SlidingLog(1, time.Minute)},
-		Unavailable: httprate.FailOpen,
-		Key:         func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil },
+		Policy: ratelimit.Policy{ratelimit.SlidingLog(1, time.Minute)}, // failing open, the zero FailClosed
+		Key:    func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil },
 	})
 	req := func(key string) int {
 		r, err := http.NewRequest("GET", sv.srv.URL, nil)
@@ -191,11 +189,11 @@ func TestRequestWithNoKeyIsRefusedEvenWhenFailingOpen(t *testing.T) {
 // one client's key.)
 func TestTwoClientsBehindATrustedProxyThatWritesPortsGetTwoKeys(t *testing.T) {
 	s := redistest.Start(t)
-	xff, err := httprate.ClientIP("127.0.0.1", "::1") // the test's proxy is the loopback peer
+	xff, err := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"127.0.0.1", "::1"}}) // the test's proxy is the loopback peer
 	if err != nil {
 		t.Fatal(err)
 	}
-	fwd, err := httprate.ClientIPFromForwarded("127.0.0.1", "::1")
+	fwd, err := httprate.ClientIP(httprate.ClientIPConfig{TrustedProxies: []string{"127.0.0.1", "::1"}, Header: "Forwarded"})
 	if err != nil {
 		t.Fatal(err)
 	}

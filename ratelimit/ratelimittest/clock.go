@@ -8,7 +8,7 @@ import (
 
 // A Clock is a time that moves only when it is told to, for a Limiter
 // (WithClock) and, through Now, for anything else a test pins (such as
-// ratelimit.WithPinnedClockForTests, so a Redis Limiter and the double see
+// ratelimit.WithServerTimeForTests, so a Redis Limiter and the double see
 // the same instants). The Limiter counts in whole microseconds, as the
 // scripts do. A Clock is safe for concurrent use.
 type Clock struct {

@@ -11,6 +11,16 @@
 // It satisfies httprate.Limiter, so a handler behind the middleware can be
 // unit-tested without Redis.
 //
+// Reserve holds an amount as ratelimit.Limiter.Reserve does, and its
+// Reservation settles (Commit, Cancel), extends (Extend) and is released
+// at its expiry as the scripts do it (reserve.lua, settle.lua,
+// extend.lua, transcribed in the same model);
+// TestDoubleReservesAsTheRedisLimiterOnRandomTraces holds it to the Redis
+// Limiter's answers. It is a type of its own, not a
+// *ratelimit.Reservation: code that reserves reaches both through an
+// interface of its own. It has no Keep: its Clock moves only when told, so
+// a test extends by hand.
+//
 // Time is the Clock given WithClock, which only moves when a test moves
 // it, so tests are deterministic; without one it is the process's clock.
 // As on the server, time on a key never runs backwards (a Clock set back

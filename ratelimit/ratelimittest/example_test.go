@@ -73,7 +73,7 @@ func ExampleClock() {
 	// One Clock for a Redis Limiter (pinned to it) and the double, so both
 	// see the same instants:
 	//
-	//	ratelimit.New(goredisadapter.New(rdb), ratelimit.WithPinnedClockForTests(clock.Now))
+	//	ratelimit.New(goredisadapter.New(rdb), ratelimit.WithServerTimeForTests(clock.Now))
 	//	ratelimittest.New(ratelimittest.WithClock(clock))
 	clock := ratelimittest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var now func() time.Time = clock.Now
@@ -193,4 +193,55 @@ func ExampleLimiter_WaitN() {
 	_, err := limiter.WaitN(ctx, "k", lim, 3) // 3 minutes away: past the deadline
 	fmt.Println(a.Granted, errors.Is(err, context.DeadlineExceeded))
 	// Output: 3 true
+}
+
+// Code that reserves is tested on the double: the same Results and errors
+// as on Redis, on a Clock the test moves.
+func ExampleLimiter_Reserve() {
+	clock := ratelimittest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	limiter, _ := ratelimittest.New(ratelimittest.WithClock(clock))
+	ctx := context.Background()
+	tokensPerMinute := ratelimit.SlidingCounter(10_000, time.Minute)
+	rs, _ := limiter.Reserve(ctx, "tenant:7", tokensPerMinute, 8_000, 30*time.Second)
+	over, _ := limiter.Reserve(ctx, "tenant:7", tokensPerMinute, 3_000, 30*time.Second)
+	fmt.Println(rs.Result.Allowed, rs.Result.Remaining, over.Result.Allowed)
+	// Output: true 2000 false
+}
+
+func ExampleReservation_Commit() {
+	clock := ratelimittest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	limiter, _ := ratelimittest.New(ratelimittest.WithClock(clock))
+	ctx := context.Background()
+	lim := ratelimit.SlidingLog(10, time.Hour)
+	rs, _ := limiter.Reserve(ctx, "k", lim, 6, time.Minute)
+	res, _ := rs.Commit(ctx, 4) // 2 given back
+	_, err := rs.Commit(ctx, 4)
+	fmt.Println(res.Granted, res.Remaining, errors.Is(err, ratelimit.ErrSettled))
+	// Output: 4 6 true
+}
+
+func ExampleReservation_Cancel() {
+	clock := ratelimittest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	limiter, _ := ratelimittest.New(ratelimittest.WithClock(clock))
+	ctx := context.Background()
+	lim := ratelimit.SlidingCounter(10, time.Hour)
+	rs, _ := limiter.Reserve(ctx, "k", lim, 6, time.Minute)
+	res, _ := rs.Cancel(ctx)
+	fmt.Println(res.Remaining)
+	// Output: 10
+}
+
+func ExampleReservation_Extend() {
+	clock := ratelimittest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	limiter, _ := ratelimittest.New(ratelimittest.WithClock(clock))
+	ctx := context.Background()
+	lim := ratelimit.GCRA(10, time.Hour, 10)
+	kept, _ := limiter.Reserve(ctx, "a", lim, 3, time.Minute)
+	left, _ := limiter.Reserve(ctx, "b", lim, 3, time.Minute)
+	_ = kept.Extend(ctx, time.Minute)
+	clock.Advance(90 * time.Second) // past the first expiry
+	_, errKept := kept.Commit(ctx, 3)
+	_, errLeft := left.Commit(ctx, 3)
+	fmt.Println(errKept, errors.Is(errLeft, ratelimit.ErrExpired))
+	// Output: <nil> true
 }

@@ -13,7 +13,8 @@ import (
 
 // A Limiter decides as a ratelimit.Limiter does, on state in memory. It is
 // safe for concurrent use: each call is decided whole under one lock, as a
-// script runs whole on the server.
+// script runs whole on the server. The zero value is a Limiter with no
+// state, on the process's clock, as New() returns.
 type Limiter struct {
 	clock *Clock // nil: the process's clock
 
@@ -139,25 +140,31 @@ func (l *Limiter) decide(ctx context.Context, op, key string, r ratelimit.Rule, 
 		// The Redis Limiter's call fails the same way before it is sent.
 		return ratelimit.Result{}, time.Time{}, fmt.Errorf("ratelimit: %s on %q: %w", op, key, err)
 	}
-	keys, mlims := make([]string, len(lims)), make([]model.Limit, len(lims))
-	for i, lim := range lims {
-		keys[i], mlims[i] = stateKey(key, lim), modelLimit(lim)
-	}
+	keys, mlims, _ := modelCall(key, r, lims)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	var rep model.Reply
 	switch op {
 	case "reset":
-		rep = l.store.Reset(keys, mlims)
+		rep = l.state().Reset(keys, mlims)
 	case "take":
-		rep = l.store.Decide(now.UnixMicro(), keys, mlims, int64(n), model.Take)
+		rep = l.state().Decide(now.UnixMicro(), keys, mlims, int64(n), model.Take)
 	case "peek":
-		rep = l.store.Decide(now.UnixMicro(), keys, mlims, int64(n), model.Peek)
+		rep = l.state().Decide(now.UnixMicro(), keys, mlims, int64(n), model.Peek)
 	default:
-		rep = l.store.Decide(now.UnixMicro(), keys, mlims, int64(n), model.Allow)
+		rep = l.state().Decide(now.UnixMicro(), keys, mlims, int64(n), model.Allow)
 	}
 	return result(rep, r), now, nil
+}
+
+// state returns the Limiter's state, made at first use on a zero Limiter.
+// l.mu must be held.
+func (l *Limiter) state() *model.Store {
+	if l.store == nil {
+		l.store = model.NewStore()
+	}
+	return l.store
 }
 
 func (l *Limiter) now() time.Time {

@@ -49,8 +49,9 @@ type LimitReply struct {
 // A Store holds the state of every limit of every key, each under the
 // name the caller gives it (a script's KEYS[i]).
 type Store struct {
-	states map[string]*state
-	sweep  int // the size at which the next write sweeps expired states
+	states  map[string]*state
+	sweep   int                       // the size at which the next write sweeps expired states
+	records map[string][]*reservation // each rule's reservations (reserve.go)
 }
 
 // state is one limit's key. Which fields it uses is its algorithm's:

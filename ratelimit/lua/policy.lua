@@ -1,0 +1,24 @@
+-- policy.lua: the read-only variant (Peek) is this file with this first line replaced by the no-writes flag.
+-- A Policy: several limits on one key, decided together in one call. Every
+-- limit is read first, then either all of them consume the same count or
+-- none does. Each limit's state is the very key and format its own
+-- algorithm's script uses (log.lua, counter.lua, gcra.lua, which document
+-- them): a limit keeps its state whether used alone or in a policy. Their
+-- writes and waits are the same parts of lua/lib; the reads and the
+-- weighing are written here for a table per limit, with the same names,
+-- and TestPolicyLimitDisagreesWithItsOwnScript holds the two to the same
+-- answers.
+--
+-- KEYS     the state of each limit.
+-- ARGV     every script's (wire.go): n, mode, a pinned time or '', then per
+--          limit its letter, capacity and two numbers (log, counter: the
+--          window in µs and 0; GCRA: unit and drain).
+-- Reply:   every script's (wire.go): granted, allowed, then per limit
+--          allowed, remaining, retry-after µs and reset-after µs.
+--
+-- Three loops over the limits (read, weigh, write), each algorithm written
+-- out inline, and one table per limit, built whole with every field it
+-- will hold (one allocation; no function built per call).
+--#include lib/read.lua
+
+--#include lib/policy.lua
