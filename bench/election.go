@@ -26,10 +26,10 @@ type Election struct {
 	TTLms   float64 `json:"ttl_ms"`
 	RenewMs float64 `json:"renew_interval_ms"`
 	// Handover: the leader's Run context is cancelled (it releases) →
-	// the follower's OnElected.
+	// the follower's "elected" Event.
 	Handover Stat `json:"handover_ms"`
 	// Failover: the leader's calls stop reaching Redis (it neither renews
-	// nor releases) → the follower's OnElected.
+	// nor releases) → the follower's "elected" Event.
 	Failover Stat `json:"failover_ms"`
 	// Remaining is the lease's remaining TTL read from Redis right after
 	// the stall: the least any failover can take.
@@ -100,19 +100,19 @@ type node struct {
 
 func startNode(ctx context.Context, c election.Client, cfg election.Config) (*node, error) {
 	n := &node{elected: make(chan time.Time, 4), follows: make(chan struct{}, 4), done: make(chan error, 1)}
-	cfg.Observer = election.Observer{
-		OnElected: func(int64) {
+	cfg.Hook = func(_ context.Context, e election.Event) {
+		switch e.Op {
+		case "elected":
 			select {
 			case n.elected <- time.Now():
 			default:
 			}
-		},
-		OnFollower: func(election.LeaderInfo) {
+		case "follower":
 			select {
 			case n.follows <- struct{}{}:
 			default:
 			}
-		},
+		}
 	}
 	e, err := election.New(c, cfg)
 	if err != nil {

@@ -233,6 +233,26 @@ func CostCases(addr, prefix string, keys int) ([]CostCase, func()) {
 		})
 		cases[len(cases)-1].Concurrency = 50
 	}
+	// A reservation extended once before its commit: the extension's cost
+	// is this row's less Reserve+Commit's.
+	rl, err := ratelimit.New(goredisadapter.New(client()), ratelimit.WithPrefix(prefix+"rlextend:"))
+	if err != nil {
+		panic(err) // the options are constants
+	}
+	extendRule := ourRule(NameOursReserve, admitQuota)
+	add(NameOursReserve+" + Extend: admitted", nothing, func(ctx context.Context, i int) error {
+		rs, err := rl.Reserve(ctx, key(i), extendRule, 1, time.Minute)
+		if err == nil && !rs.Result.Allowed {
+			err = fmt.Errorf("%s + Extend: rejected", NameOursReserve)
+		}
+		if err == nil {
+			err = rs.Extend(ctx, time.Minute)
+		}
+		if err == nil {
+			_, err = rs.Commit(ctx, 1)
+		}
+		return err
+	})
 	return cases, func() {
 		for _, c := range clients {
 			_ = c.Close()

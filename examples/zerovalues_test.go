@@ -36,15 +36,15 @@ import (
 var (
 	zeroValues = []any{
 		&election.Config{}, &election.DemotedError{}, &election.Elector{}, &election.Event{}, &election.Fencer{},
-		&election.LeaderInfo{}, &election.Observer{}, &election.Term{},
+		&election.LeaderInfo{}, &election.Term{},
 		&fence.Event{}, &fence.Fencer{}, &fence.Report{}, &fence.StaleError{}, &fence.Store{},
 		&pgfence.Event{}, &pgfence.StaleError{}, &pgfence.Store{}, &pgfence.Table{},
 		&goredisadapter.Client{},
 		&lock.Event{}, &lock.HeldError{}, &lock.Holder{}, &lock.Keeper{}, &lock.Lease{}, &lock.Locker{}, &lock.Report{},
-		&ratelimit.Event{}, &ratelimit.Limit{}, &ratelimit.Limiter{}, &ratelimit.Report{}, &ratelimit.Reservation{},
+		&ratelimit.Event{}, &ratelimit.Keeper{}, &ratelimit.Limit{}, &ratelimit.Limiter{}, &ratelimit.Report{}, &ratelimit.Reservation{},
 		&ratelimit.Result{}, &ratelimit.Policy{},
 		&httprate.ClientIPConfig{}, &httprate.Config{}, &httprate.Event{}, &httprate.Middleware{},
-		&ratelimittest.Clock{}, &ratelimittest.Limiter{},
+		&ratelimittest.Clock{}, &ratelimittest.Limiter{}, &ratelimittest.Reservation{},
 		&semaphore.Event{}, &semaphore.FullError{}, &semaphore.Holder{}, &semaphore.Issuer{}, &semaphore.Keeper{},
 		&semaphore.Permit{}, &semaphore.Report{},
 		&httpsem.Config{}, &httpsem.Event{}, &httpsem.Middleware{},
@@ -52,15 +52,14 @@ var (
 	}
 	zeroFuncs = []any{
 		election.New, fence.New, pgfence.New, pgfence.IsSerializationFailure, goredisadapter.New, lock.New,
-		ratelimit.New, httprate.New, httprate.ClientIP, httprate.ClientIPFromForwarded, httprate.ClientIPKey,
-		httprate.Field, httprate.PolicyField, ratelimittest.New, ratelimittest.NewClock, semaphore.New,
-		httpsem.New, telemetry.New, pgfencetel.Hook,
+		ratelimit.New, httprate.New, httprate.ClientIP, httprate.Fields, ratelimittest.New, ratelimittest.NewClock,
+		semaphore.New, httpsem.New, telemetry.New, pgfencetel.Hook,
 		fence.WithBatching, fence.WithHook, fence.WithLogger, fence.WithScope,
 		pgfence.WithHook, pgfence.WithLogger, pgfence.WithMarksTable, pgfence.WithRowsTable,
 		lock.WithBatching, lock.WithCounterTokens, lock.WithHook, lock.WithLogger, lock.WithOwner, lock.WithPrefix,
 		lock.WithRenewFraction, lock.WithReplicas, lock.WithSafetyMargin, lock.WithServerTimeForTests, lock.WithWaitBackoff,
 		ratelimit.GCRA, ratelimit.SlidingCounter, ratelimit.SlidingLog, ratelimit.WithBatching, ratelimit.WithDenyCache,
-		ratelimit.WithHook, ratelimit.WithLogger, ratelimit.WithPinnedClockForTests, ratelimit.WithPrefix,
+		ratelimit.WithHook, ratelimit.WithLogger, ratelimit.WithServerTimeForTests, ratelimit.WithPrefix,
 		ratelimittest.WithClock,
 		semaphore.WithHook, semaphore.WithLogger, semaphore.WithOwner, semaphore.WithPrefix, semaphore.WithRenewFraction,
 		semaphore.WithSafetyMargin, semaphore.WithWaitBackoff,
@@ -78,22 +77,27 @@ var (
 // with zero arguments; none may panic. What each returns is not judged
 // here: the packages' own tests hold their errors.
 func TestNoExportedMethodOrFunctionPanicsOnZeroValues(t *testing.T) {
-	calls := 0
+	calls := walk(func(name string, f reflect.Value) { callNoPanic(t, name, f, zeroArgs) })
+	t.Logf("%d methods and functions called on zero values", calls)
+}
+
+// walk calls call with every exported method of every zero value and
+// every function of the walk, and returns how many there were.
+func walk(call func(name string, f reflect.Value)) int {
+	n := 0
 	for _, v := range zeroValues {
 		rv := reflect.ValueOf(v)
 		for i := range rv.NumMethod() {
-			m := rv.Type().Method(i)
-			name := fmt.Sprintf("%v.%s", rv.Type().Elem(), m.Name)
-			callNoPanic(t, name, rv.Method(i))
-			calls++
+			call(fmt.Sprintf("%v.%s", rv.Type().Elem(), rv.Type().Method(i).Name), rv.Method(i))
+			n++
 		}
 	}
 	for _, f := range zeroFuncs {
 		rv := reflect.ValueOf(f)
-		callNoPanic(t, runtime.FuncForPC(rv.Pointer()).Name(), rv)
-		calls++
+		call(runtime.FuncForPC(rv.Pointer()).Name(), rv)
+		n++
 	}
-	t.Logf("%d methods and functions called on zero values", calls)
+	return n
 }
 
 // zeroArgs returns the zero value of each of ft's parameters but a
@@ -113,26 +117,25 @@ func zeroArgs(ft reflect.Type, ctx context.Context) []reflect.Value {
 	return args
 }
 
-// callNoPanic calls f with the zero value of each parameter (a context
-// that ends within a second for a context.Context), and everything it
-// returns that is a func is called too, in the same way.
-func callNoPanic(t *testing.T, name string, f reflect.Value) {
+// callNoPanic calls f with the arguments args makes (a context that ends
+// within a second for a context.Context), and everything it returns that
+// is a func is called too, in the same way.
+func callNoPanic(t *testing.T, name string, f reflect.Value, args func(reflect.Type, context.Context) []reflect.Value) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	args := zeroArgs(f.Type(), ctx)
 	var out []reflect.Value
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				t.Errorf("%s on zero values panicked: %v", name, r)
+				t.Errorf("%s panicked: %v", name, r)
 			}
 		}()
-		out = f.Call(args)
+		out = f.Call(args(f.Type(), ctx))
 	}()
 	for _, o := range out {
 		if o.Kind() == reflect.Func && !o.IsNil() && callable(o.Type()) {
-			callNoPanic(t, name+"'s result", o)
+			callNoPanic(t, name+"'s result", o, args)
 		}
 	}
 }
@@ -291,7 +294,7 @@ func TestEveryOptionOfZeroArgumentsIsRefusedOrWorks(t *testing.T) {
 		})
 	}
 	for _, f := range []any{ratelimit.WithBatching, ratelimit.WithDenyCache, ratelimit.WithHook, ratelimit.WithLogger,
-		ratelimit.WithPinnedClockForTests, ratelimit.WithPrefix} {
+		ratelimit.WithServerTimeForTests, ratelimit.WithPrefix} {
 		try(runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name(), func() error {
 			l, err := ratelimit.New(client, zero(f).(ratelimit.Option))
 			if err != nil {
@@ -308,7 +311,7 @@ func TestEveryOptionOfZeroArgumentsIsRefusedOrWorks(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			l, err := lock.New(client, tel.Lock(), lock.WithPrefix(s.Prefix()+"tel:"))
+			l, err := lock.New(client, lock.WithHook(tel.Lock), lock.WithPrefix(s.Prefix()+"tel:"))
 			if err != nil {
 				return err
 			}

@@ -26,6 +26,7 @@ type Result struct {
 	Unknown   int // operations of unknown outcome (applied and not)
 	Late      int // writes made past the writer's lease (classified)
 	LateOK    int // of those, accepted: before any newer holder wrote
+	Reissued  int // tokens granted more than once (tokens histories)
 	Verdicts  map[string]int
 	Problems  []string // one line per illegal history, with its visualization
 }
@@ -39,6 +40,7 @@ func (r *Result) Add(o *Result) {
 	r.Unknown += o.Unknown
 	r.Late += o.Late
 	r.LateOK += o.LateOK
+	r.Reissued += o.Reissued
 	for k, v := range o.Verdicts {
 		r.Verdicts[k] += v
 	}
@@ -53,6 +55,9 @@ func Models() map[string]porcupine.Model {
 		"fence":     Register(),
 		"pgfence":   Register(),
 		"election":  Register(),
+
+		tokensModel:        Tokens(),
+		counterTokensModel: Tokens(),
 	}
 }
 
@@ -70,7 +75,7 @@ var lossTimeout = 20 * time.Second
 // visualization is written to visDir.
 func (r *Run) Check(visDir string) []*Result {
 	var out []*Result
-	for _, name := range []string{"lock", "fence", "pgfence", "semaphore", "election"} {
+	for _, name := range []string{"lock", tokensModel, counterTokensModel, "fence", "pgfence", "semaphore", "election"} {
 		model := Models()[name]
 		res := newResult(name)
 		parts := r.H.Partitions(name)
@@ -78,9 +83,16 @@ func (r *Run) Check(visDir string) []*Result {
 			continue
 		}
 		for _, part := range parts {
-			ops := r.H.Ops(part, false)
+			prepare := func(ops []porcupine.Operation) []porcupine.Operation { return ops }
+			if name == "lock" || name == "semaphore" {
+				prepare = func(ops []porcupine.Operation) []porcupine.Operation { return early(r.H.withMoves(part, ops)) }
+			}
+			ops := prepare(r.H.Ops(part, false))
 			res.Histories++
 			res.Ops += len(ops)
+			if name == tokensModel || name == counterTokensModel {
+				res.Reissued += reissued(ops)
+			}
 			for _, op := range ops {
 				if isUnknown(op.Output) {
 					res.Unknown++
@@ -95,7 +107,7 @@ func (r *Run) Check(visDir string) []*Result {
 			verdict, info := check(model, ops, checkTimeout)
 			// PostgreSQL is not failed over: Redis's losses excuse nothing there.
 			if verdict == Illegal && len(r.H.Losses()) > 0 && name != "pgfence" {
-				switch v, _ := check(model, r.H.Ops(part, true), lossTimeout); v {
+				switch v, _ := check(model, prepare(r.H.Ops(part, true)), lossTimeout); v {
 				case Legal:
 					verdict = LegalWithLoss
 				case Undecided:

@@ -9,7 +9,9 @@
 // clock their TIME reads), its arguments, and its result, or an unknown
 // outcome when the call timed out or its reply was lost. An unknown outcome
 // is taken as both applied and not, as etcd does: porcupine may linearize it
-// anywhere after its invocation, or never.
+// anywhere after its invocation up to the last instant anything could still
+// run it (its deadline and a second after, or the end of a stop of the
+// server it overlapped: history.go's unknownBound), or never.
 //
 // The models, each in a file of its own:
 //
@@ -20,6 +22,9 @@
 //     judged on the server's clock where the guarantee is made: a grant while
 //     capacity holders were certainly within their leases is illegal, and so
 //     is a refusal while fewer could have been.
+//   - tokens.go: a lock's fencing tokens, each above every token granted
+//     before it, recorded apart for the default tokens and for Lockers
+//     WithCounterTokens, whose tokens a loss of the counter sends back.
 //   - epochs.go: an election's terms: one leader per epoch, each node's
 //     epochs up (its writes are checked by the register model).
 //   - window.go: a sliding-log limit as a bound per window, since a decision's

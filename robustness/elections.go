@@ -74,6 +74,14 @@ func (r *Run) electionNode(ctx context.Context, e *election.Elector, nc Node, na
 			cancel()
 			known := err == nil || is(err, fence.ErrStale)
 			r.call("election", part, &client, in, c, retOf(known), outcomeOf(err == nil, known))
+			if !known {
+				// A leader that cannot tell whether its write landed waits
+				// until it no longer can (history.go's unknownBound) before
+				// it writes again. Writing every 10 ms through a failover
+				// whose calls fail at once left hundreds of writes pending
+				// together, and the register's search grows with them.
+				sleep(ctx, callTimeout+unknownSlack)
+			}
 			if is(err, fence.ErrStale) || tctx.Err() != nil {
 				return nil
 			}

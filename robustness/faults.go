@@ -8,8 +8,9 @@ import (
 
 // Faults counts injected faults by kind.
 type Faults struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu   sync.Mutex
+	n    map[string]int
+	lags []int64
 }
 
 // NewFaults returns an empty count.
@@ -34,11 +35,28 @@ func (f *Faults) Kinds() []string {
 	return slices.Sorted(maps.Keys(f.Counts()))
 }
 
-// Merge adds g's counts to f.
+// Lag records how far behind (bytes of replication) a promoted replica
+// was.
+func (f *Faults) Lag(behind int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lags = append(f.lags, behind)
+}
+
+// Lags returns the recorded lags, sorted.
+func (f *Faults) Lags() []int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(slices.Values(f.lags))
+}
+
+// Merge adds g's counts and lags to f.
 func (f *Faults) Merge(g *Faults) {
-	for k, v := range g.Counts() {
-		f.mu.Lock()
+	counts, lags := g.Counts(), g.Lags()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, v := range counts {
 		f.n[k] += v
-		f.mu.Unlock()
 	}
+	f.lags = append(f.lags, lags...)
 }

@@ -13,8 +13,12 @@ require (
 	github.com/redis-primitives/go/internal/redistest v0.1.0
 	github.com/redis-primitives/go/lock v0.1.0
 	github.com/redis-primitives/go/ratelimit v0.1.0
+	github.com/redis-primitives/go/rueidisadapter v0.1.0
 	github.com/redis-primitives/go/semaphore v0.1.0
+	github.com/redis-primitives/go/valkeyadapter v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
+	github.com/valkey-io/valkey-go v1.0.79
 )
 
 require (

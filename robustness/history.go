@@ -1,8 +1,11 @@
 package robustness
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +19,8 @@ type History struct {
 	parts   map[string][]porcupine.Operation
 	model   map[string]string // partition -> model name
 	losses  []Loss
+	stops   []Loss // spans in which a server was stopped (SIGSTOP)
+	moves   []Loss // spans of Cluster slot migrations, Kind the name moved
 	clients int
 }
 
@@ -26,8 +31,12 @@ type Loss struct {
 	Start, End int64
 }
 
-// lossInput is the operation a Loss becomes in every partition.
-type lossInput struct{ Kind string }
+// lossInput is the operation a Loss becomes in every partition; End is
+// when the fault ended (µs).
+type lossInput struct {
+	Kind string
+	End  int64
+}
 
 // NewHistory returns an empty history.
 func NewHistory() *History {
@@ -66,6 +75,36 @@ func (h *History) AddLoss(kind string, start, end int64) {
 	h.losses = append(h.losses, Loss{Kind: kind, Start: start, End: end})
 }
 
+// AddStop records a span in which a server was stopped: a command it had
+// read before runs when it resumes, which may be after its caller gave up.
+func (h *History) AddStop(start, end int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stops = append(h.stops, Loss{Kind: "stop", Start: start, End: end})
+}
+
+// AddMove records the span of a Cluster slot migration of name's keys:
+// MIGRATE gives a key moved its remaining TTL anew on the importing node, so
+// a lease moved meanwhile may outlive its TTL by up to the span.
+func (h *History) AddMove(name string, start, end int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.moves = append(h.moves, Loss{Kind: name, Start: start, End: end})
+}
+
+// withMoves adds to partition part's ops the migrations of its name's
+// slot, as operations of client 0 (holders.go's moveInput).
+func (h *History) withMoves(part string, ops []porcupine.Operation) []porcupine.Operation {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range h.moves {
+		if strings.HasSuffix(part, "/"+m.Kind) {
+			ops = append(ops, porcupine.Operation{ClientId: 0, Input: moveInput{m.Start, m.End}, Call: m.Start, Return: m.End})
+		}
+	}
+	return ops
+}
+
 // Losses returns the recorded losses.
 func (h *History) Losses() []Loss {
 	h.mu.Lock()
@@ -88,18 +127,20 @@ func (h *History) Partitions(model string) []string {
 }
 
 // Ops returns partition part's operations, with the losses as operations
-// of client 0 when withLosses, and every pending Return moved to just after
-// the last timestamp of the partition: an unknown outcome may take effect at
-// any point after its call, or not at all.
+// of client 0 when withLosses, and every pending Return moved to the last
+// instant its operation could take effect (unknownBound), or to just after
+// the last timestamp of the partition if that comes first.
 func (h *History) Ops(part string, withLosses bool) []porcupine.Operation {
 	h.mu.Lock()
 	ops := append([]porcupine.Operation(nil), h.parts[part]...)
 	if withLosses {
 		for _, l := range h.losses {
-			ops = append(ops, porcupine.Operation{ClientId: 0, Input: lossInput{l.Kind}, Call: l.Start, Output: nil, Return: l.End})
+			ops = append(ops, porcupine.Operation{ClientId: 0, Input: lossInput{l.Kind, l.End}, Call: l.Start, Output: nil, Return: l.End})
 		}
 	}
+	stops := slices.Clone(h.stops)
 	h.mu.Unlock()
+	slices.SortFunc(stops, func(a, b Loss) int { return cmp.Compare(a.Start, b.Start) })
 	var last int64
 	for _, op := range ops {
 		last = max(last, op.Call)
@@ -109,10 +150,50 @@ func (h *History) Ops(part string, withLosses bool) []porcupine.Operation {
 	}
 	for i := range ops {
 		if ops[i].Return == pending {
-			ops[i].Return = last + 1
+			ops[i].Return = min(unknownBound(ops[i].Call, stops), last+1)
+			ops[i].Input = withReturn(ops[i].Input, ops[i].Return)
 		}
 	}
 	return ops
+}
+
+// unknownSlack is how long after its deadline a call the client still
+// held may yet be written and run: a client waiting for a connection to be
+// dialled, or a busy server reading it late. A second is far more than any
+// of the clients took to write a call once its connection was up.
+const unknownSlack = time.Second
+
+// unknownBound is the last instant a call of unknown outcome made at call
+// could take effect. Nothing sends it after its deadline (callTimeout), and
+// a running server runs what it has read at once; a stopped one runs it
+// when it resumes, so a stop the call overlapped extends the bound to its
+// end. Holding an unknown outcome pending to the end of the history instead
+// keeps every such call concurrent with everything after it, which after a
+// failover (a timeout per client every callTimeout while no primary
+// answers) made the search exponential. A bound too short can only make
+// the checker stricter (a history reported illegal that was not), never
+// hide an illegal one. The stops are sorted by start.
+func unknownBound(call int64, stops []Loss) int64 {
+	bound := call + (callTimeout + unknownSlack).Microseconds()
+	for _, s := range stops {
+		if s.Start <= bound && s.End >= call {
+			bound = max(bound, s.End+unknownSlack.Microseconds())
+		}
+	}
+	return bound
+}
+
+// withReturn sets the Return an input repeats for its model.
+func withReturn(in any, ret int64) any {
+	switch x := in.(type) {
+	case Acquire:
+		x.Return = ret
+		return x
+	case Release:
+		x.Return = ret
+		return x
+	}
+	return in
 }
 
 // Count returns the number of operations recorded for model.

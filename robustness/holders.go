@@ -32,10 +32,18 @@ type Acquire struct {
 	// Granted is the server's time of the grant in µs when the reply
 	// carries it, else 0.
 	Granted int64
+	// Token is the fencing token of a granted lease (tokens.go), else 0.
+	Token int64
 	// Call and Return are the operation's interval, repeated here for the
-	// model, which judges leases by time (Return is pending when unknown).
+	// model, which judges leases by time (Return is pending when unknown,
+	// until History.Ops sets it to the last instant it could take effect).
 	Call, Return int64
 }
+
+// moveInput is a Cluster slot migration between Start and End (µs): a
+// lease the server holds may outlive its TTL by up to End - Start, since
+// MIGRATE gives a moved key its remaining TTL anew on the importing node.
+type moveInput struct{ Start, End int64 }
 
 // Release is one release of lease ID.
 type Release struct {
@@ -57,9 +65,14 @@ type holder struct {
 type holdState struct {
 	Leases []holder
 	// Excused is set by an acquire of unknown outcome: it may have taken a
-	// place at any later instant (a frozen server runs it when it wakes),
-	// so from then on a refusal is not judged; grants still are.
-	Excused bool
+	// place at any instant up to its Return (the last instant it could take
+	// effect, history.go's unknownBound), so a refusal is not judged until
+	// that place has certainly expired; grants still are. A loss sets it
+	// too: it may bring back a lease already released, until that lease
+	// expires.
+	Excused int64
+	// TTL is the longest TTL acquired so far (µs).
+	TTL int64
 }
 
 func (s holdState) without(id string) holdState {
@@ -102,8 +115,8 @@ func (h holder) mayLive(t int64) bool { return h.Hi == pending || h.Hi+slack.Mic
 // branch allows, so that the checker's search stays linear in the
 // history: an unknown release (and a loss) leaves the lease to be counted
 // as possibly alive but never as certainly alive; an unknown acquire adds
-// no lease a grant would be judged against, and excuses every later
-// refusal.
+// no lease a grant would be judged against, and excuses every refusal
+// until the lease it may have taken has certainly expired.
 func Holders(capacity int) porcupine.Model {
 	sl := slack.Microseconds()
 	return porcupine.Model{
@@ -111,8 +124,21 @@ func Holders(capacity int) porcupine.Model {
 		Step: func(state, input, output any) (bool, any) {
 			s := state.(holdState)
 			switch in := input.(type) {
+			case moveInput:
+				s.Leases = slices.Clone(s.Leases)
+				for i := range s.Leases {
+					if s.Leases[i].Hi != pending {
+						s.Leases[i].Hi += in.End - in.Start
+					}
+				}
+				return true, s
 			case lossInput:
-				return true, s.uncertain("")
+				// The server may be back in any earlier state: a lease
+				// released before the loss (a release only the old primary
+				// saw) may live again, until at most a TTL after the loss.
+				s = s.uncertain("")
+				s.Excused = max(s.Excused, in.End+s.TTL)
+				return true, s
 			case Acquire:
 				s = s.expired(in.Call)
 				lo, hi := in.Call, in.Return
@@ -120,6 +146,7 @@ func Holders(capacity int) porcupine.Model {
 					lo, hi = in.Granted, in.Granted
 				}
 				ttl := in.TTL.Microseconds()
+				s.TTL = max(s.TTL, ttl)
 				switch output.(Outcome) {
 				case Accepted:
 					certain := 0
@@ -136,9 +163,9 @@ func Holders(capacity int) porcupine.Model {
 							possible++
 						}
 					}
-					return s.Excused || possible >= capacity, s
+					return in.Call < s.Excused+sl || possible >= capacity, s
 				default:
-					s.Excused = true
+					s.Excused = max(s.Excused, in.Return+ttl)
 					return true, s
 				}
 			case Release:
@@ -158,12 +185,14 @@ func Holders(capacity int) porcupine.Model {
 		},
 		Equal: func(a, b any) bool {
 			x, y := a.(holdState), b.(holdState)
-			return x.Excused == y.Excused && slices.Equal(x.Leases, y.Leases)
+			return x.Excused == y.Excused && x.TTL == y.TTL && slices.Equal(x.Leases, y.Leases)
 		},
 		DescribeOperation: func(input, output any) string {
 			switch in := input.(type) {
 			case lossInput:
 				return "loss: " + in.Kind
+			case moveInput:
+				return fmt.Sprintf("slot migration (leases may live %v longer)", time.Duration(in.End-in.Start)*time.Microsecond)
 			case Acquire:
 				return fmt.Sprintf("acquire(%s, ttl %v) -> %v", in.ID, in.TTL, output.(Outcome))
 			case Release:
@@ -174,8 +203,8 @@ func Holders(capacity int) porcupine.Model {
 		DescribeState: func(state any) string {
 			var b strings.Builder
 			s := state.(holdState)
-			if s.Excused {
-				b.WriteString("(refusals excused) ")
+			if s.Excused > 0 {
+				fmt.Fprintf(&b, "(refusals excused until %s) ", time.UnixMicro(s.Excused).Format("15:04:05.000000"))
 			}
 			for _, h := range s.Leases {
 				hi := "unknown"
@@ -187,4 +216,25 @@ func Holders(capacity int) porcupine.Model {
 			return b.String()
 		},
 	}
+}
+
+// early cuts the interval of every acquire and release of unknown outcome
+// to its call. In this model such an operation only ever allows more (an
+// excuse for refusals, lasting until its input's Return plus its TTL; a
+// lease no longer certainly alive), so taking it as early as it can be is
+// never worse than taking it later, and the verdict is the same. Left
+// pending until its bound, it stays concurrent with every operation made
+// meanwhile: during a failover a client whose calls fail at once (no
+// primary to connect to) leaves hundreds, and the search is exponential in
+// them.
+func early(ops []porcupine.Operation) []porcupine.Operation {
+	for i, op := range ops {
+		switch op.Input.(type) {
+		case Acquire, Release:
+			if op.Output == Unknown {
+				ops[i].Return = op.Call + 1
+			}
+		}
+	}
+	return ops
 }

@@ -16,13 +16,35 @@ import (
 // lockWorkers is how many clients contend for each lock name.
 const lockWorkers = 3
 
+// The tokens histories of the two token schemes (tokens.go).
+const (
+	tokensModel        = "lock tokens"
+	counterTokensModel = "lock tokens, WithCounterTokens"
+)
+
+// lockClients is what a lock holder calls: its Locker, the naive lock that
+// replaces it under LockWithoutFencing, the fenced stores, and the model of
+// its tokens' history.
+type lockClients struct {
+	locker *lock.Locker
+	naive  *naivelock.Lock
+	store  *fence.Store
+	pg     *pgfence.Store // nil: no pgfence writes
+	tokens string
+}
+
 // startLocks runs lock holders that write through fence: each takes a
 // lock, writes its value with the lease's token a few times (pausing past
 // its lease now and then), reads, and releases. The lock's operations go
-// to the holders model ("lock"), the writes and reads to the register model
-// ("fence").
+// to the holders model ("lock"), its grants' tokens to the tokens model,
+// the writes and reads to the register model ("fence"). With CounterTokens,
+// as many names again are held by Lockers WithCounterTokens.
 func (r *Run) startLocks(ctx context.Context, wg *sync.WaitGroup) error {
 	locker, err := lock.New(r.W.Client)
+	if err != nil {
+		return err
+	}
+	counter, err := lock.New(r.W.Client, lock.WithCounterTokens())
 	if err != nil {
 		return err
 	}
@@ -30,17 +52,20 @@ func (r *Run) startLocks(ctx context.Context, wg *sync.WaitGroup) error {
 	if err != nil {
 		return err
 	}
-	naive := naivelock.New(r.W.Redis, "naivelock:")
-	var pg *pgfence.Store
+	hybrid := lockClients{locker: locker, naive: naivelock.New(r.W.Redis, "naivelock:"), store: store, tokens: tokensModel}
 	if r.W.PG != nil && r.wants("pgfence") {
-		if pg, err = r.pgRows(ctx); err != nil {
+		if hybrid.pg, err = r.pgRows(ctx); err != nil {
 			return err
 		}
 	}
+	counted := lockClients{locker: counter, naive: hybrid.naive, store: store, tokens: counterTokensModel}
 	for n := range r.W.Names {
-		name := r.Name("account", n)
 		for w := range lockWorkers {
-			wg.Go(func() { r.lockWorker(ctx, locker, naive, store, pg, name, n*lockWorkers+w) })
+			worker := n*lockWorkers + w
+			wg.Go(func() { r.lockWorker(ctx, hybrid, r.Name("account", n), worker) })
+			if r.W.CounterTokens {
+				wg.Go(func() { r.lockWorker(ctx, counted, r.Name("counter", n), worker) })
+			}
 		}
 	}
 	return nil
@@ -67,7 +92,7 @@ func (r *Run) pgRows(ctx context.Context) (*pgfence.Store, error) {
 // pgRow is the PostgreSQL row of a lock name.
 func (r *Run) pgRow(name string) string { return name }
 
-func (r *Run) lockWorker(ctx context.Context, locker *lock.Locker, naive *naivelock.Lock, store *fence.Store, pg *pgfence.Store, name string, worker int) {
+func (r *Run) lockWorker(ctx context.Context, lc lockClients, name string, worker int) {
 	lockPart, fencePart, pgPart := r.part("lock", name), r.part("fence", name), r.part("pgfence", name)
 	key := "res:{" + name + "}"
 	client := r.H.Client()
@@ -80,7 +105,7 @@ func (r *Run) lockWorker(ctx context.Context, locker *lock.Locker, naive *naivel
 		c := now()
 		cctx, cancel := withTimeout(ctx)
 		if r.W.Mutation == LockWithoutFencing {
-			ok, err := naive.Acquire(cctx, name, leaseTTL)
+			ok, err := lc.naive.Acquire(cctx, name, leaseTTL)
 			cancel()
 			out, ret := outcomeOf(err == nil && ok, err == nil), retOf(err == nil)
 			r.call("lock", lockPart, &client, Acquire{ID: opID, TTL: leaseTTL, Call: c, Return: ret}, c, ret, out)
@@ -91,15 +116,18 @@ func (r *Run) lockWorker(ctx context.Context, locker *lock.Locker, naive *naivel
 			naiveToken++ // no token from the lock: the holder's own count
 			token, deadline = naiveToken, time.UnixMicro(c).Add(leaseTTL)
 		} else {
-			l, err := locker.Acquire(cctx, name, leaseTTL)
+			l, err := lc.locker.Acquire(cctx, name, leaseTTL)
 			cancel()
 			known := err == nil || is(err, lock.ErrHeld)
 			ret := retOf(known)
-			r.call("lock", lockPart, &client, Acquire{ID: opID, TTL: leaseTTL, Call: c, Return: ret}, c, ret, outcomeOf(err == nil, known))
+			in := Acquire{ID: opID, TTL: leaseTTL, Call: c, Return: ret}
+			r.call("lock", lockPart, &client, in, c, ret, outcomeOf(err == nil, known))
 			if err != nil {
 				jitter(ctx)
 				continue
 			}
+			in.Token = l.Token
+			r.H.Add(lc.tokens, r.part(lc.tokens, name), client, in, c, ret, Accepted)
 			lease, token, deadline = l, l.Token, l.Deadline(0)
 		}
 		writes := 1 + rand.IntN(3)
@@ -116,29 +144,29 @@ func (r *Run) lockWorker(ctx context.Context, locker *lock.Locker, naive *naivel
 			if r.W.Mutation == FenceAcceptsAnyToken || r.W.Mutation == LockWithoutFencing {
 				err = r.W.Redis.Set(cctx, key, value, 0).Err()
 			} else {
-				err = store.Set(cctx, token, key, value)
+				err = lc.store.Set(cctx, token, key, value)
 			}
 			cancel()
 			known := err == nil || is(err, fence.ErrStale)
 			r.call("fence", fencePart, &client, in, c, retOf(known), outcomeOf(err == nil, known))
-			if pg != nil {
-				r.pgWrite(ctx, pg, pgPart, &client, r.pgRow(name), in)
+			if lc.pg != nil {
+				r.pgWrite(ctx, lc.pg, pgPart, &client, r.pgRow(name), in)
 			}
 		}
-		if pg != nil {
-			r.pgRead(ctx, pg, pgPart, &client, r.pgRow(name))
+		if lc.pg != nil {
+			r.pgRead(ctx, lc.pg, pgPart, &client, r.pgRow(name))
 		}
-		r.read(ctx, store, "fence", fencePart, &client, key)
+		r.read(ctx, lc.store, "fence", fencePart, &client, key)
 
 		c = now()
 		cctx, cancel = withTimeout(ctx)
 		if lease == nil {
-			err := naive.Release(cctx, name)
+			err := lc.naive.Release(cctx, name)
 			cancel()
 			ret := retOf(err == nil)
 			r.call("lock", lockPart, &client, Release{ID: opID, Call: c, Return: ret}, c, ret, outcomeOf(err == nil, err == nil))
 		} else {
-			ok, err := locker.Release(cctx, lease)
+			ok, err := lc.locker.Release(cctx, lease)
 			cancel()
 			ret := retOf(err == nil)
 			r.call("lock", lockPart, &client, Release{ID: opID, Call: c, Return: ret}, c, ret, outcomeOf(ok, err == nil))
@@ -186,7 +214,8 @@ func (r *Run) pgWrite(ctx context.Context, pg *pgfence.Store, part string, clien
 	cctx, cancel := withTimeout(ctx)
 	var err error
 	if r.W.Mutation == FenceAcceptsAnyToken {
-		_, err = r.W.PG.Exec(cctx, "UPDATE "+pgfence.DefaultRowsTable+" SET value = $1 WHERE id = $2", in.Value, row)
+		// pgfence_rows: the table of a Store made with no WithRowsTable.
+		_, err = r.W.PG.Exec(cctx, "UPDATE pgfence_rows SET value = $1 WHERE id = $2", in.Value, row)
 	} else {
 		err = pg.Update(cctx, r.W.PG, row, in.Value, in.Token)
 	}

@@ -49,7 +49,7 @@ func TestEachNaiveVersionIsCaught(t *testing.T) {
 				defer pg.Close()
 			}
 			run := NewRun(Workload{Scenario: "naive", Client: goredisadapter.New(rdb), Redis: rdb, Names: 1,
-				Pause: 0.3, Mutation: tc.mutation, Models: models, Nodes: relayedNodes(t, s, plan{names: 1}), PG: pg})
+				Pause: 0.3, Mutation: tc.mutation, Models: models, Nodes: relayedNodes(t, "go-redis", relays(t, s, plan{names: 1})), PG: pg})
 			ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 			defer cancel()
 			wait, err := run.Start(ctx)

@@ -57,6 +57,9 @@ type Workload struct {
 	// stopped by SIGSTOP. Without them a pausing leader's lease goes on
 	// being renewed in the background and it is never stale.
 	Nodes []Node
+	// CounterTokens adds as many lock names again, held by Lockers
+	// WithCounterTokens, whose tokens a loss of the counter sends back.
+	CounterTokens bool
 	// Mutation, when set, replaces one primitive with its naive version.
 	Mutation Mutation
 	// Models limits the workload to these models ("" runs all).

@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis-primitives/go/goredisadapter"
+	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/internal/redistest/pgtest"
-	"github.com/redis/go-redis/v9"
 )
 
 // A scenario is one kind of deployment and the faults injected into it.
@@ -24,31 +23,41 @@ type scenario struct {
 	setup func(t *testing.T, p plan) target
 }
 
-// target is a deployment: its client and the faults it can suffer.
+// target is a deployment: where its clients connect and the faults it can
+// suffer.
 type target struct {
-	rdb    redis.UniversalClient
+	at     endpoint
 	faults []fault
-	nodes  []Node // election nodes' stallable connections, where relays fit
+	relays []*redistest.Relay // one per election node, where relays fit
 }
 
-// relayedNodes gives each election node a connection of its own through a
-// relay to s, which the node stalls while it pauses.
-func relayedNodes(t *testing.T, s *redistest.Server, p plan) []Node {
-	var nodes []Node
+// relays starts a relay to s for each election node.
+func relays(t *testing.T, s *redistest.Server, p plan) []*redistest.Relay {
+	var rs []*redistest.Relay
 	for range p.names * electionNodes {
-		relay := redistest.StartRelay(t, s.Addr())
-		rdb := redis.NewClient(&redis.Options{Addr: relay.Addr(), ContextTimeoutEnabled: true, DisableIdentity: true})
-		t.Cleanup(func() { _ = rdb.Close() })
-		nodes = append(nodes, Node{Client: goredisadapter.New(rdb), Stall: relay.Stall, Resume: relay.Resume})
+		rs = append(rs, redistest.StartRelay(t, s.Addr()))
+	}
+	return rs
+}
+
+// relayedNodes gives each election node a connection of its own, on
+// client, through its relay, which the node stalls while it pauses.
+func relayedNodes(t *testing.T, client string, relays []*redistest.Relay) []Node {
+	var nodes []Node
+	for _, relay := range relays {
+		nodes = append(nodes, Node{Client: connect(t, client, endpoint{addr: relay.Addr()}), Stall: relay.Stall, Resume: relay.Resume})
 	}
 	return nodes
 }
 
 // fault injects one fault; loss, when set, names the acknowledged state it
-// may lose (recorded as a loss event over the fault's span).
+// may lose (recorded as a loss event over the fault's span); stops, that it
+// stops a server, which runs what it had read when it resumes (recorded as
+// a stop, history.go's unknownBound).
 type fault struct {
 	kind   string
 	loss   bool
+	stops  bool
 	inject func(t *testing.T, run *Run)
 }
 
@@ -64,7 +73,7 @@ func clientKill(s *redistest.Server) fault {
 
 // freeze stops the server with SIGSTOP for longer than every lease.
 func freeze(s *redistest.Server) fault {
-	return fault{kind: "server SIGSTOP", inject: func(t *testing.T, _ *Run) {
+	return fault{kind: "server SIGSTOP", stops: true, inject: func(t *testing.T, _ *Run) {
 		s.Freeze(t)
 		time.Sleep(time.Duration(400+rand.IntN(600)) * time.Millisecond)
 		s.Thaw(t)
@@ -79,20 +88,20 @@ var scenarios = []scenario{
 	{name: "aof", setup: func(t *testing.T, p plan) target {
 		// appendfsync always: a restart loses nothing acknowledged.
 		s := redistest.Start(t, redistest.Own(), redistest.Args("--appendonly", "yes", "--appendfsync", "always"))
-		return target{rdb: s.Client(t), faults: []fault{clientKill(s), freeze(s), restart(s, "restart with persistence (AOF)", false)},
-			nodes: relayedNodes(t, s, p)}
+		return target{at: endpoint{addr: s.Addr(), rdb: s.Client(t)}, faults: []fault{clientKill(s), freeze(s), restart(s, "restart with persistence (AOF)", false)},
+			relays: relays(t, s, p)}
 	}},
 	{name: "nopersist", setup: func(t *testing.T, p plan) target {
 		s := redistest.Start(t, redistest.Own())
-		return target{rdb: s.Client(t), faults: []fault{restart(s, "restart without persistence", true), clientKill(s), freeze(s)},
-			nodes: relayedNodes(t, s, p)}
+		return target{at: endpoint{addr: s.Addr(), rdb: s.Client(t)}, faults: []fault{restart(s, "restart without persistence", true), clientKill(s), freeze(s)},
+			relays: relays(t, s, p)}
 	}},
 	{name: "sentinel", setup: func(t *testing.T, _ plan) target {
 		sen := redistest.StartSentinel(t)
-		return target{rdb: sen.Client(t), faults: []fault{
+		return target{at: endpoint{sentinel: sen, rdb: sen.Client(t)}, faults: []fault{
 			{kind: "Sentinel failover (SENTINEL FAILOVER)", loss: true, inject: func(t *testing.T, _ *Run) { sen.Failover(t) }},
 			{kind: "Sentinel failover (primary SIGKILL)", loss: true, inject: func(t *testing.T, _ *Run) { sen.KillPrimary(t) }},
-			{kind: "Sentinel failover (primary SIGSTOP)", loss: true, inject: func(t *testing.T, _ *Run) { sen.FreezePrimary(t) }},
+			{kind: "Sentinel failover (primary SIGSTOP)", loss: true, stops: true, inject: func(t *testing.T, _ *Run) { sen.FreezePrimary(t) }},
 		}}
 	}},
 	{name: "cluster", setup: func(t *testing.T, _ plan) target {
@@ -100,12 +109,34 @@ var scenarios = []scenario{
 		var faults []fault
 		for _, kind := range []string{"account", "exports", "scheduler", "user"} {
 			faults = append(faults, fault{kind: "Cluster slot migration", inject: func(t *testing.T, run *Run) {
+				start := now()
 				c.MoveSlot(t, "{"+run.Name(kind, 0)+"}", 0)
+				run.H.AddMove(run.Name(kind, 0), start, now())
 			}})
 		}
-		return target{rdb: c.Client(t), faults: faults}
+		return target{at: endpoint{cluster: c, rdb: c.Client(t)}, faults: faults}
+	}},
+	{name: "lagging", setup: func(t *testing.T, _ plan) target {
+		sen := redistest.StartSentinel(t)
+		return target{at: endpoint{sentinel: sen, rdb: sen.Client(t)}, faults: []fault{
+			{kind: laggingFailover, loss: true, inject: func(t *testing.T, run *Run) {
+				fo := sen.KillPrimaryLagging(t, func() { time.Sleep(laggingFor) })
+				run.W.Faults.Lag(fo.Behind)
+				if fo.Behind <= 0 {
+					t.Errorf("%s: the promoted replica was %d bytes behind: it was meant to lag", laggingFailover, fo.Behind)
+				}
+			}},
+		}}
 	}},
 }
+
+// laggingFailover is the fault of the lagging scenario, and laggingFor how
+// long the primary takes writes its replicas never receive: two leases, so
+// that locks are granted, written through and released meanwhile.
+const (
+	laggingFailover = "Sentinel failover to a lagging replica (replicas cut off, primary SIGKILL)"
+	laggingFor      = 2 * leaseTTL
+)
 
 // plan is how long each scenario runs, in runs of what length, with how
 // many names, and how often a fault comes.
@@ -114,8 +145,10 @@ type plan struct {
 	names                  int
 }
 
-// runScenario runs sc under p and returns its results and its faults.
-func runScenario(t *testing.T, sc scenario, p plan, visDir string) ([]*Result, *Faults) {
+// runScenario runs sc under p, its k-th run on the (start+k)-th of the
+// clients, and returns its results, its faults and its operations by
+// client.
+func runScenario(t *testing.T, sc scenario, p plan, start int, visDir string) ([]*Result, *Faults, map[string]int) {
 	tg := sc.setup(t, p)
 	pg, err := pgxpool.New(context.Background(), pgtest.NewDatabase(t))
 	if err != nil {
@@ -123,12 +156,21 @@ func runScenario(t *testing.T, sc scenario, p plan, visDir string) ([]*Result, *
 	}
 	t.Cleanup(pg.Close)
 	faults := NewFaults()
+	byClient := map[string]int{}
+	connected := map[string]luascripts.Client{}
+	nodes := map[string][]Node{}
 	var results []*Result
 	end := time.Now().Add(p.budget)
 	next := 0
 	for i := 0; i == 0 || time.Now().Add(p.runLength/2).Before(end); i++ {
-		run := NewRun(Workload{Scenario: fmt.Sprintf("%s#%d", sc.name, i), Client: goredisadapter.New(tg.rdb), Redis: tg.rdb,
-			Names: p.names, Pause: 0.03, Faults: faults, Nodes: tg.nodes, PG: pg})
+		names := clientNames()
+		client := names[(start+i)%len(names)]
+		if connected[client] == nil {
+			connected[client] = connect(t, client, tg.at)
+			nodes[client] = relayedNodes(t, client, tg.relays)
+		}
+		run := NewRun(Workload{Scenario: fmt.Sprintf("%s#%d", sc.name, i), Client: connected[client], Redis: tg.at.rdb,
+			Names: p.names, Pause: 0.03, Faults: faults, Nodes: nodes[client], PG: pg, CounterTokens: true})
 		ctx, cancel := context.WithCancel(context.Background())
 		wait, err := run.Start(ctx)
 		if err != nil {
@@ -147,13 +189,20 @@ func runScenario(t *testing.T, sc scenario, p plan, visDir string) ([]*Result, *
 			if f.loss {
 				run.H.AddLoss(f.kind, start, now())
 			}
+			if f.stops {
+				run.H.AddStop(start, now())
+			}
 		}
 		time.Sleep(time.Until(runEnd))
 		cancel()
 		wait()
-		results = merge(results, run.Check(visDir))
+		rs := run.Check(visDir)
+		for _, r := range rs {
+			byClient[client] += r.Ops
+		}
+		results = merge(results, rs)
 	}
-	return results, faults
+	return results, faults, byClient
 }
 
 // merge adds each of rs to the result of the same model in into.

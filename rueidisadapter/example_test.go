@@ -20,18 +20,14 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	defer rc.Close()
-	locker, err := lock.New(rueidisadapter.New(rc), lock.WithPrefix("billing:lock:"))
+	client := rueidisadapter.New(rc) // one value serves every primitive
+	locker, err := lock.New(client)
 	if err != nil {
 		log.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	lease, err := locker.Acquire(ctx, "invoice-42", 10*time.Second)
-	if err != nil {
-		log.Fatal(err)
-	}
-	// ... the work the lock guards ...
-	if _, err := locker.Release(ctx, lease); err != nil {
+	if _, err := locker.Acquire(ctx, "invoice-42", 10*time.Second); err != nil {
 		log.Print(err)
 	}
 }

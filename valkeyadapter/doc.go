@@ -48,10 +48,14 @@
 //     another call is dialling. valkey-go dials a connection again after it
 //     failed (a call whose deadline passed on a frozen server breaks it),
 //     and the calls that need it wait for that dial, bounded by the dial's
-//     own timeout (Dialer.Timeout, 5 s by default), not by their contexts:
-//     against a frozen server a call may take up to the dial timeout. Set
-//     Dialer.Timeout to the longest a caller can wait (a middleware's
-//     Timeout, say, plus a round trip).
+//     own timeout (Dialer.Timeout, 5 s by default, or the dialling call's
+//     deadline if sooner), not by their contexts: against a frozen server a
+//     call may take up to the dial timeout. Set Dialer.Timeout to the
+//     longest a caller can wait (a middleware's Timeout, say, plus a round
+//     trip). The give-back of an acquire whose reply never came dials
+//     within what that acquire was allowed (its first try takes no longer
+//     than the acquire's context did); a Keeper's renewal may take until
+//     the lease's deadline.
 //   - Nor does it bound a subscription's dial on one server or a
 //     Sentinel's primary (valkey-go dials a dedicated connection without a
 //     context): AcquireWait against a frozen server may wait the dial

@@ -46,11 +46,13 @@ func childMain() (code int, child bool) {
 	e, err := election.New(goredisadapter.New(c), election.Config{
 		Name: cfg.Name, NodeID: fmt.Sprintf("pid-%d", os.Getpid()), Prefix: cfg.Prefix,
 		TTL: cfg.TTL, RenewInterval: cfg.Renew, RetryInterval: cfg.Renew,
-		Observer: election.Observer{
-			OnElected: func(epoch int64) { redistest.Report("elected", "epoch", epoch) },
-			OnDemoted: func(epoch int64, r election.Reason, _ time.Duration) {
-				redistest.Report("demoted", "epoch", epoch, "reason", strings.ReplaceAll(r.String(), " ", "_"))
-			},
+		Hook: func(_ context.Context, e election.Event) {
+			switch e.Op {
+			case "elected":
+				redistest.Report("elected", "epoch", e.Epoch)
+			case "demoted":
+				redistest.Report("demoted", "epoch", e.Epoch, "reason", strings.ReplaceAll(e.Reason.String(), " ", "_"))
+			}
 		},
 	})
 	if err != nil {

@@ -100,7 +100,7 @@ func (d *demo) electionConfig(name, id string) election.Config {
 	}
 }
 
-// startNode runs an Elector for cfg. The Observer's callbacks must not
+// startNode runs an Elector for cfg. Its Hook must not
 // block, so events go to buffered channels and overflow is dropped (the
 // scenarios wait for the first few only).
 func startNode(ctx context.Context, d *demo, cfg election.Config, fn func(context.Context, election.Term) error) (*node, error) {
@@ -109,11 +109,13 @@ func startNode(ctx context.Context, d *demo, cfg election.Config, fn func(contex
 		elected:  make(chan stamped[int64], 16),
 		follower: make(chan stamped[election.LeaderInfo], 16),
 	}
-	cfg.Observer = election.Observer{
-		OnElected: func(epoch int64) { send(n.elected, stamped[int64]{epoch, time.Now()}) },
-		OnFollower: func(l election.LeaderInfo) {
-			send(n.follower, stamped[election.LeaderInfo]{l, time.Now()})
-		},
+	cfg.Hook = func(_ context.Context, e election.Event) {
+		switch e.Op {
+		case "elected":
+			send(n.elected, stamped[int64]{e.Epoch, time.Now()})
+		case "follower":
+			send(n.follower, stamped[election.LeaderInfo]{e.Leader, time.Now()})
+		}
 	}
 	e, err := election.New(goredisadapter.New(d.client()), cfg)
 	if err != nil {

@@ -36,7 +36,7 @@ func boundary(ctx context.Context, d *demo, row *Row, _ *Report) error {
 	var clock atomic.Int64 // the pinned time, in Unix nanoseconds
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
 	fixed := &naiveratelimit.FixedWindow{Client: c, Limit: limit, Window: window, Now: now}
-	lim, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(d.prefix+"ratelimit:"), ratelimit.WithPinnedClockForTests(now))
+	lim, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(d.prefix+"ratelimit:"), ratelimit.WithServerTimeForTests(now))
 	if err != nil {
 		return err
 	}

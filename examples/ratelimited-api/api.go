@@ -43,12 +43,12 @@ func newAPI(redisAddr, prefix string) (*api, error) {
 		c.Close()
 		return nil, err
 	}
-	limiter, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(prefix), tel.RateLimit())
+	limiter, err := ratelimit.New(goredisadapter.New(c), ratelimit.WithPrefix(prefix), ratelimit.WithHook(tel.RateLimit))
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	byIP, err := httprate.ClientIP() // no proxy in front: X-Forwarded-For is ignored
+	byIP, err := httprate.ClientIP(httprate.ClientIPConfig{}) // no proxy in front: X-Forwarded-For is ignored
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -61,8 +61,8 @@ func newAPI(redisAddr, prefix string) (*api, error) {
 		// An outage of Redis should not take the API down with it, and
 		// should show: httprate.requests counts the requests served
 		// unmetered as failed_open, beside allowed and rejected.
-		Unavailable: httprate.FailOpen,
-		Hook:        tel.HTTPRateHook(),
+		FailClosed: false,
+		Hook:       tel.HTTPRate,
 	})
 	if err != nil {
 		c.Close()

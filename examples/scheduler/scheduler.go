@@ -313,34 +313,33 @@ type node struct {
 
 func (s *scheduler) startNode(ctx context.Context, id, name string) (*node, error) {
 	// Each node reports as the separate process it stands for: its own
-	// Telemetry, labelled with its id. Telemetry's Observer counts
+	// Telemetry, labelled with its id. Telemetry's Election counts
 	// elections, demotions and every leader change this node sees; the
 	// store's hook counts fenced writes, accepted or refused as stale.
 	tel, err := s.cfg.metrics.Telemetry("scheduler", id)
 	if err != nil {
 		return nil, err
 	}
-	store, err := pgfence.New(pgfencetel.Hook(tel))
+	store, err := pgfence.New(pgfence.WithHook(pgfencetel.Hook(tel)))
 	if err != nil {
 		return nil, err
 	}
-	obs := tel.Election(name)
-	onElected, onDemoted := obs.OnElected, obs.OnDemoted
-	obs.OnElected = func(epoch int64) {
-		onElected(epoch)
-		s.say("%s elected (epoch %d)", id, epoch)
-		select {
-		case s.elected <- stamped{id, epoch, time.Now()}:
-		default:
+	hook := func(ctx context.Context, e election.Event) {
+		tel.Election(ctx, e)
+		switch e.Op {
+		case "elected":
+			s.say("%s elected (epoch %d)", id, e.Epoch)
+			select {
+			case s.elected <- stamped{id, e.Epoch, time.Now()}:
+			default:
+			}
+		case "demoted":
+			s.say("%s steps down (epoch %d, led %v): %v", id, e.Epoch, e.Held.Round(time.Millisecond), e.Reason)
 		}
-	}
-	obs.OnDemoted = func(epoch int64, r election.Reason, held time.Duration) {
-		onDemoted(epoch, r, held)
-		s.say("%s steps down (epoch %d, led %v): %v", id, epoch, held.Round(time.Millisecond), r)
 	}
 	c := redis.NewClient(&redis.Options{Addr: s.cfg.redisAddr, ContextTimeoutEnabled: true})
 	e, err := election.New(goredisadapter.New(c), election.Config{
-		Name: name, NodeID: id, Prefix: s.cfg.prefix + "election:", TTL: s.cfg.lease, Observer: obs,
+		Name: name, NodeID: id, Prefix: s.cfg.prefix + "election:", TTL: s.cfg.lease, Hook: hook,
 	})
 	if err != nil {
 		c.Close()
