@@ -37,13 +37,7 @@ func TestSlowRunOfTheStoppedLeadersTermIsRefusedAfterTheNewLeaderWrote(t *testin
 	if got.handover >= cfg.lease/2 {
 		t.Errorf("handover took %v, want far less than the %v lease", got.handover, cfg.lease)
 	}
-	if len(got.refused) != 1 {
-		t.Fatalf("refused runs %+v, want exactly the slow one", got.refused)
-	}
-	r := got.refused[0]
-	if r.node != got.stopped || r.epoch >= r.highest {
-		t.Errorf("refused run %+v: want the stopped leader's (%s), with an epoch below the highest", r, got.stopped)
-	}
+	r := refusedSlowRun(t, got)
 	epochs := map[int64]bool{}
 	slots := map[time.Time]bool{}
 	for _, run := range got.runs {
@@ -85,9 +79,10 @@ func TestMetricsShowTheRefusedStaleWriteAndLeaderChangesSeenByANodeThatNeverLed(
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.stopped == "" || len(got.refused) != 1 {
-		t.Fatalf("stopped %q, refused %+v: want the scripted handover and one refused run", got.stopped, got.refused)
+	if got.stopped == "" {
+		t.Fatalf("no scripted handover: refused %+v", got.refused)
 	}
+	refusedSlowRun(t, got)
 	rec := httptest.NewRecorder()
 	metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	page := rec.Body.String()
@@ -96,12 +91,12 @@ func TestMetricsShowTheRefusedStaleWriteAndLeaderChangesSeenByANodeThatNeverLed(
 		t.Fatalf("/metrics is not Prometheus text: %v\n%s", err, page)
 	}
 	stale := map[string]string{"fence_store": "postgresql", "fence_outcome": "stale"}
-	if n, _ := scrape.Sum("fence_writes_total", stale); n != 1 {
-		t.Errorf("fence_writes_total%v = %v, want 1", stale, n)
+	if n, _ := scrape.Sum("fence_writes_total", stale); int(n) != len(got.refused) {
+		t.Errorf("fence_writes_total%v = %v, want %d (the refused runs)", stale, n, len(got.refused))
 	}
 	stale["service_instance_id"] = got.stopped
-	if n, _ := scrape.Sum("fence_writes_total", stale); n != 1 {
-		t.Errorf("fence_writes_total%v = %v, want 1: the refused write is the stopped leader's", stale, n)
+	if n, _ := scrape.Sum("fence_writes_total", stale); int(n) != len(got.refused) {
+		t.Errorf("fence_writes_total%v = %v, want %d: the refused writes are the stopped leader's", stale, n, len(got.refused))
 	}
 	accepted := map[string]string{"fence_store": "postgresql", "fence_outcome": "accepted"}
 	if n, _ := scrape.Sum("fence_writes_total", accepted); int(n) < len(got.runs) {
@@ -133,4 +128,32 @@ func TestMetricsShowTheRefusedStaleWriteAndLeaderChangesSeenByANodeThatNeverLed(
 	if t.Failed() {
 		t.Logf("/metrics:\n%s", page)
 	}
+}
+
+// refusedSlowRun checks the runs Guard refused and returns the slow one's
+// refusal. The slow run, in flight when its leader was stopped, must be
+// refused. So may the stopped leader's ordinary runs fired just before the
+// stop, when the machine is so loaded that their writes come after the new
+// leader's (once, under -race with two busy cores, a run of 10 ms took
+// 1.2 s to write): each refusal must be the stopped leader's, of its
+// older epoch, of a slot fired no later than the slow one.
+func refusedSlowRun(t *testing.T, got outcome) refusal {
+	t.Helper()
+	var slow *refusal
+	for i, r := range got.refused {
+		if r.node != got.stopped || r.epoch >= r.highest || r.slot.After(got.slowSlot) {
+			t.Errorf("refused run %+v: want the stopped leader's (%s), with an epoch below the highest, fired no later than its slow run (%v)",
+				r, got.stopped, got.slowSlot)
+		}
+		if r.slot.Equal(got.slowSlot) {
+			slow = &got.refused[i]
+		}
+	}
+	if slow == nil {
+		t.Fatalf("refused runs %+v: the slow run (slot %v) is not among them", got.refused, got.slowSlot)
+	}
+	if n := len(got.refused) - 1; n > 0 {
+		t.Logf("%d ordinary runs of the stopped leader were also refused: their writes came after the new leader's", n)
+	}
+	return *slow
 }

@@ -66,6 +66,13 @@ type outcome struct {
 	refused  []refusal
 	handover time.Duration // from stopping the leader to the next election; 0 if none was scripted
 	stopped  string        // the node stopped halfway
+	slowSlot time.Time     // the slot of the slow run it had in flight
+}
+
+// fired is a run a leader fired: its node and slot.
+type fired struct {
+	node string
+	slot time.Time
 }
 
 type scheduler struct {
@@ -77,7 +84,7 @@ type scheduler struct {
 
 	jobs     sync.WaitGroup
 	slowNext atomic.Bool  // the next run fired is slow
-	slowSent chan string  // receives the node that fired the slow run
+	slowSent chan fired   // receives the slow run when it is fired
 	elected  chan stamped // every election of every node
 	mu       sync.Mutex   // guards out and the writer
 	out      outcome
@@ -127,7 +134,7 @@ func run(ctx context.Context, cfg config, w io.Writer) (outcome, error) {
 	}
 	s := &scheduler{
 		cfg: cfg, job: "digest-" + servers.RandomHex(3), pool: pool, start: time.Now(), w: w,
-		slowSent: make(chan string, 1), elected: make(chan stamped, 64),
+		slowSent: make(chan fired, 1), elected: make(chan stamped, 64),
 	}
 	s.out.job = s.job
 	s.say("%d nodes; job %s every %v; lease %v", cfg.nodes, s.job, cfg.every, cfg.lease)
@@ -176,9 +183,9 @@ func (s *scheduler) script(ctx context.Context, nodes []*node) error {
 		return err
 	}
 	s.slowNext.Store(true)
-	var who string
+	var slow fired
 	select {
-	case who = <-s.slowSent:
+	case slow = <-s.slowSent:
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(s.cfg.lease + 5*s.cfg.every):
@@ -187,6 +194,7 @@ func (s *scheduler) script(ctx context.Context, nodes []*node) error {
 	for len(s.elected) > 0 { // only elections from now on count
 		<-s.elected
 	}
+	who := slow.node
 	s.say("%s is stopped for a deploy; its slow run is still in flight", who)
 	stopped := time.Now()
 	for _, n := range nodes {
@@ -196,7 +204,7 @@ func (s *scheduler) script(ctx context.Context, nodes []*node) error {
 	}
 	select {
 	case e := <-s.elected:
-		s.out.handover, s.out.stopped = e.at.Sub(stopped), who
+		s.out.handover, s.out.stopped, s.out.slowSlot = e.at.Sub(stopped), who, slow.slot
 		s.say("%s took over %.1f ms after %s stopped (it released its lease)", e.node, float64(e.at.Sub(stopped).Microseconds())/1000, who)
 	case <-ctx.Done():
 		return ctx.Err()
@@ -227,7 +235,7 @@ func (s *scheduler) leader(id string, store *pgfence.Store) func(context.Context
 				s.jobs.Go(func() { s.runJob(id, store, term.Epoch, slot, work) })
 				if slow {
 					s.say("%s (epoch %d) fired %s; this run will take %v", id, term.Epoch, slot.Format("15:04:05.000"), work)
-					s.slowSent <- id
+					s.slowSent <- fired{node: id, slot: slot}
 				}
 			}
 		}
