@@ -228,8 +228,27 @@ func electionFaultNodes(t *testing.T, k kind, s *redistest.Server, name string, 
 // checkElectionStepDown checks that the leader stepped down no later than
 // its local deadline after a fault at faultAt, for the reason want, with
 // fn's context cancelled and its cause saying why.
+//
+// A leader that wakes more than a renew interval past its deadline steps
+// down for ReasonDeadlinePassed, rightly: it was not running. On a machine
+// busy compiling, a goroutine can be held back that long (seen once on
+// valkey-go, while modules compiled beside the test). Where want is
+// ReasonUnreachable, ReasonDeadlinePassed is taken instead only when this
+// process was measured held back at least a renew interval meanwhile.
 func checkElectionStepDown(t *testing.T, n *electionNode, ends chan electionTermEnd, faultAt time.Time, ttl, renew time.Duration, want election.Reason) {
 	t.Helper()
+	pauses := redistest.WatchPauses()
+	defer pauses.Stop()
+	reasonOK := func(r election.Reason) bool {
+		if r == want {
+			return true
+		}
+		if held := pauses.Longest(); want == election.ReasonUnreachable && r == election.ReasonDeadlinePassed && held >= renew {
+			t.Logf("stepped down for %v, not %v: this process was held back %v, more than the renew interval %v", r, want, held, renew)
+			return true
+		}
+		return false
+	}
 	epoch, _ := n.e.Epoch()
 	// The last successful renewal was sent before the fault, so the local
 	// deadline is at most this; IsLeader compares with the clock and must
@@ -245,7 +264,7 @@ func checkElectionStepDown(t *testing.T, n *electionNode, ends chan electionTerm
 	after := dem.at.Sub(faultAt)
 	t.Logf("leader (epoch %d) stepped down %.1fms after the fault (TTL %v, renew %v): %v; fn's context ended %.1fms after the fault, cause: %v",
 		dem.epoch, electionMs(after), ttl, renew, dem.reason, electionMs(end.at.Sub(faultAt)), end.cause)
-	if dem.reason != want || dem.epoch != epoch {
+	if !reasonOK(dem.reason) || dem.epoch != epoch {
 		t.Errorf("demoted epoch %d for %v, want epoch %d for %v", dem.epoch, dem.reason, epoch, want)
 	}
 	// It rode the failed renewals out: its last good renewal can be up to
@@ -257,7 +276,7 @@ func checkElectionStepDown(t *testing.T, n *electionNode, ends chan electionTerm
 		t.Errorf("stepped down %v after the fault, before the deadline could have passed (≥ %v)", after, low)
 	}
 	var d *election.DemotedError
-	if !errors.As(end.cause, &d) || d.Reason != want || end.epoch != epoch {
+	if !errors.As(end.cause, &d) || !reasonOK(d.Reason) || end.epoch != epoch {
 		t.Errorf("fn's context cause: %v (epoch %d), want a DemotedError for %v", end.cause, end.epoch, want)
 	}
 }
