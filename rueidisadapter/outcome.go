@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 
 	"github.com/redis/rueidis"
 
@@ -70,6 +69,5 @@ func failure(ctx context.Context, once bool, err error) error {
 // unsent reports whether err proves its command was never written: the
 // connection could not be made, or the Cluster has no node for its slot.
 func unsent(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, rueidis.ErrNoSlot)
+	return luascripts.DialFailed(err) || errors.Is(err, rueidis.ErrNoSlot)
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 
 	"github.com/valkey-io/valkey-go"
 
@@ -72,6 +71,5 @@ func failure(ctx context.Context, once bool, err error) error {
 // unsent reports whether err proves its command was never written: the
 // connection could not be made, or the Cluster has no node for its slot.
 func unsent(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, valkey.ErrNoSlot)
+	return luascripts.DialFailed(err) || errors.Is(err, valkey.ErrNoSlot)
 }
