@@ -108,8 +108,9 @@ func TestElectionHandoverDuringASlotMigrationEndsWithTheMigrationNotARetryInterv
 		cfg := func(node string) election.Config {
 			return election.Config{Name: "rs", NodeID: node, TTL: ttl, RenewInterval: renew, RetryInterval: retry, Prefix: "rs:"}
 		}
-		var ds []time.Duration
-		for round := range 4 {
+		// round runs one handover during a migration: how long it took
+		// from the leader's stop, and how long after the migration's end.
+		round := func() (d, late time.Duration) {
 			l := startElectionNode(t, c, cfg("leader"), nil)
 			l.rec.nth(t, 5*time.Second, "elected", 1)
 			f := startElectionNode(t, c, cfg("follower"), nil)
@@ -125,18 +126,35 @@ func TestElectionHandoverDuringASlotMigrationEndsWithTheMigrationNotARetryInterv
 				t.Fatal(err)
 			}
 			won := f.rec.nth(t, ttl, "elected", 1)
-			d := won.at.Sub(stopped)
 			end := <-moved
 			if err := f.stop(); err != nil {
 				t.Fatal(err)
 			}
-			late := won.at.Sub(end)
-			t.Logf("round %d: handover during the migration took %.2fms, %.2fms after the migration's end", round, electionMs(d), electionMs(late))
-			// The migration's end includes waiting for every node to agree;
-			// the last retry is at most 32 ms after the keys were together.
-			if d > retry/2 || late > 100*time.Millisecond {
-				t.Errorf("round %d: handover took %v, %v after the migration ended; want it by the migration's end (+100ms), far less than the RetryInterval %v",
-					round, d, late, retry)
+			return won.at.Sub(stopped), won.at.Sub(end)
+		}
+		// The migration's end includes waiting for every node to agree;
+		// the last retry is at most 32 ms after the keys were together.
+		const afterEnd = 100 * time.Millisecond
+		var ds []time.Duration
+		for i := range 4 {
+			// A round late only by what the machine held this process back
+			// (a timer of the test's own fired as late) is tried again
+			// (seen once under make test's load: 101 ms after the end).
+			var d, late time.Duration
+			for attempt := 1; ; attempt++ {
+				pauses := redistest.WatchPauses()
+				d, late = round()
+				paused := pauses.Stop()
+				miss := max(d-retry/2, late-afterEnd)
+				if miss <= 0 || paused < miss || attempt == 3 {
+					break
+				}
+				t.Logf("round %d: handover took %v, %v after the migration's end, while the process paused %v; again", i, d, late, paused)
+			}
+			t.Logf("round %d: handover during the migration took %.2fms, %.2fms after the migration's end", i, electionMs(d), electionMs(late))
+			if d > retry/2 || late > afterEnd {
+				t.Errorf("round %d: handover took %v, %v after the migration ended; want it by the migration's end (+%v), far less than the RetryInterval %v",
+					i, d, late, afterEnd, retry)
 			}
 			ds = append(ds, d)
 		}
