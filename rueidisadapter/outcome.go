@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/redis/rueidis"
 
@@ -69,5 +70,6 @@ func failure(ctx context.Context, once bool, err error) error {
 // unsent reports whether err proves its command was never written: the
 // connection could not be made, or the Cluster has no node for its slot.
 func unsent(err error) bool {
-	return luascripts.DialFailed(err) || errors.Is(err, rueidis.ErrNoSlot)
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, rueidis.ErrNoSlot)
 }

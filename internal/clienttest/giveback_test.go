@@ -1,12 +1,7 @@
 package clienttest_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"runtime"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -48,84 +43,6 @@ func TestSemaphoreAnAcquireDeliveredAfterItsGiveBackIsFreedLongBeforeItsTTL(t *t
 			}
 		}, semPermitsKey(s, "job"), s.Prefix()+"semaphore:{job}:token")
 	})
-}
-
-// An acquire whose every dial was refused was never written to any
-// connection: nothing can have been granted, and there is nothing to give
-// back. Each such acquire started a give-back that retried its release
-// until the TTL had passed, so a Redis that was down left a goroutine
-// behind for every attempt, each dialling on until then (and a test that
-// ended within that time failed its goroutine check). A refused dial is
-// no lost reply now.
-func TestAnAcquireRefusedAtTheDialLeavesNoGiveBackBehind(t *testing.T) {
-	eachClient(t, func(t *testing.T, k kind) {
-		s := redistest.Start(t, redistest.Own())
-		client := k.server(t, s)
-		locker, issuer := newLockLocker(t, client, s), newSemIssuer(t, client, s)
-		s.Kill(t)
-		var wg sync.WaitGroup
-		for name, acquire := range map[string]func(ctx context.Context) error{
-			"lock":      func(ctx context.Context) error { _, err := locker.Acquire(ctx, "job", time.Minute); return err },
-			"semaphore": func(ctx context.Context) error { _, err := issuer.Acquire(ctx, "job", 2, time.Minute); return err },
-		} {
-			wg.Go(func() {
-				// Longer than go-redis takes to give up dialling (about
-				// 3.4 s with its defaults); rueidis and valkey-go dial
-				// again until the context ends, and return the refused
-				// dial's error.
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				start := time.Now()
-				id, err := inGoroutine(func() error { return acquire(ctx) })
-				t.Logf("%s: Acquire with nothing listening: %v, after %v", name, err, time.Since(start))
-				if !errors.Is(err, syscall.ECONNREFUSED) {
-					t.Errorf("%s: Acquire: %v; want the refused dial's error", name, err)
-				} else if n := giveBacksStartedBy(id); n > 0 {
-					t.Errorf("%s: an acquire refused at the dial started %d give-backs", name, n)
-				}
-			})
-		}
-		wg.Wait()
-	})
-}
-
-// inGoroutine runs f in a goroutine of its own and returns the
-// goroutine's id and f's result.
-func inGoroutine(f func() error) (string, error) {
-	type result struct {
-		err error
-		id  string
-	}
-	done := make(chan result)
-	go func() {
-		buf := make([]byte, 64)
-		buf = buf[:runtime.Stack(buf, false)] // "goroutine 123 [running]:..."
-		id := string(bytes.Fields(buf)[1])
-		done <- result{f(), id}
-	}()
-	r := <-done
-	return r.id, r.err
-}
-
-// giveBacksStartedBy counts the running give-backs that goroutine id
-// started.
-func giveBacksStartedBy(id string) int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	n := 0
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		if bytes.Contains(g, []byte("leasecore.GiveBack")) && bytes.Contains(g, []byte("in goroutine "+id+"\n")) {
-			n++
-		}
-	}
-	return n
 }
 
 // An acquireFunc takes name for ttl.

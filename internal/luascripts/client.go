@@ -3,7 +3,6 @@ package luascripts
 import (
 	"context"
 	"errors"
-	"net"
 	"time"
 )
 
@@ -28,8 +27,7 @@ type Client interface {
 	//     written to a connection at most once. When the connection fails
 	//     after the call was written, the call is not sent again: its Err
 	//     matches ErrReplyLost (it may or may not have run, as after a
-	//     timeout). A call never written (a failed dial) may be sent again;
-	//     when it is not, its Err is the dial's (see DialFailed).
+	//     timeout). A call never written (a failed dial) may be sent again.
 	//   - A refusal that proves the script did not run (MOVED, ASK,
 	//     TRYAGAIN, CLUSTERDOWN, LOADING, READONLY, MASTERDOWN, NOSCRIPT,
 	//     too many clients) may be followed or sent again, as the client
@@ -108,14 +106,6 @@ var ErrReplyLost = errors.New("the connection failed after the script was sent; 
 
 // ErrClosed is matched by the error of a call on a client that was closed.
 var ErrClosed = errors.New("the client is closed")
-
-// DialFailed reports whether err is a failed dial (a refused connection, a
-// dial that timed out): the call whose error it is was never written to a
-// connection, so it did not run and never will.
-func DialFailed(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
-}
 
 // ErrNoRoute is Primary's error on a client that routes each call itself
 // and does not tell where.

@@ -11,12 +11,11 @@ import (
 
 // NoReply reports whether err says a call got no reply, so its script may
 // have run, or may still run once a frozen or slow server wakes: a
-// timeout, a lost connection. A server's error reply says it did not; a
-// closed client (before the call, luascripts.ErrClosed, or under it,
-// net.ErrClosed) sent nothing that will run later; and a failed dial
-// (luascripts.DialFailed) wrote nothing at all.
+// timeout, a lost connection. A server's error reply says it did not, and
+// a closed client (before the call, luascripts.ErrClosed, or under it,
+// net.ErrClosed) sent nothing that will run later.
 func NoReply(err error) bool {
-	if err == nil || errors.Is(err, luascripts.ErrClosed) || errors.Is(err, net.ErrClosed) || luascripts.DialFailed(err) {
+	if err == nil || errors.Is(err, luascripts.ErrClosed) || errors.Is(err, net.ErrClosed) {
 		return false
 	}
 	_, replied := luascripts.ReplyMessage(err)
