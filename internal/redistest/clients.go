@@ -32,7 +32,11 @@ func newFailoverClient(t testing.TB, opt *redis.FailoverOptions) *redis.Client {
 // client's slot-table refresh or a redirect replaced, or that send a
 // delayed refresh, sleep up to 5 s first, then end by themselves; and
 // go-redis's probe of a server it failed to dial (v9.23's tryDial) sleeps a
-// second between dials and ends at the first after its pool closed.
+// second between dials and ends at the first after its pool closed. The
+// lease core's give-back of an acquire whose reply never came
+// (leasecore.GiveBack) ends once its acquire's TTL has passed, or at its
+// next release after its client closed, at most a fifth of the TTL later
+// (the tests' TTLs are seconds).
 const lingerAfterClose = 6 * time.Second
 
 // lingering reports whether err, goleak's, names goroutines of a closed
@@ -40,5 +44,6 @@ const lingerAfterClose = 6 * time.Second
 func lingering(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "github.com/redis/rueidis.") || strings.Contains(msg, "github.com/valkey-io/valkey-go.") ||
-		strings.Contains(msg, "github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial")
+		strings.Contains(msg, "github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial") ||
+		strings.Contains(msg, "github.com/redis-primitives/go/internal/luascripts/leasecore.GiveBack")
 }
