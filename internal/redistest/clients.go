@@ -35,8 +35,8 @@ func newFailoverClient(t testing.TB, opt *redis.FailoverOptions) *redis.Client {
 // second between dials and ends at the first after its pool closed. The
 // lease core's give-back of an acquire whose reply never came
 // (leasecore.GiveBack) ends once its acquire's TTL has passed, or at its
-// next release after its client closed, at most a fifth of the TTL later
-// (the tests' TTLs are seconds).
+// next release after its client closed, a second or at most a fifth of
+// the TTL later (the tests' TTLs are seconds).
 const lingerAfterClose = 6 * time.Second
 
 // lingering reports whether err, goleak's, names goroutines of a closed
