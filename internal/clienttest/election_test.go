@@ -141,16 +141,10 @@ func TestElectionHandoverDuringASlotMigrationEndsWithTheMigrationNotARetryInterv
 			// (a timer of the test's own fired as late) is tried again
 			// (seen once under make test's load: 101 ms after the end).
 			var d, late time.Duration
-			for attempt := 1; ; attempt++ {
-				pauses := redistest.WatchPauses()
+			againIfPaused(t, fmt.Sprintf("round %d", i), func() time.Duration {
 				d, late = round()
-				paused := pauses.Stop()
-				miss := max(d-retry/2, late-afterEnd)
-				if miss <= 0 || paused < miss || attempt == 3 {
-					break
-				}
-				t.Logf("round %d: handover took %v, %v after the migration's end, while the process paused %v; again", i, d, late, paused)
-			}
+				return max(d-retry/2, late-afterEnd)
+			})
 			t.Logf("round %d: handover during the migration took %.2fms, %.2fms after the migration's end", i, electionMs(d), electionMs(late))
 			if d > retry/2 || late > afterEnd {
 				t.Errorf("round %d: handover took %v, %v after the migration ended; want it by the migration's end (+%v), far less than the RetryInterval %v",
@@ -179,15 +173,12 @@ func TestElectionCleanHandoverOnStopTakesFarLessThanTheTTL(t *testing.T) {
 				d         time.Duration
 				old, next int64
 			)
-			for attempt := 1; ; attempt++ {
-				pauses := redistest.WatchPauses()
+			attempt := 0
+			againIfPaused(t, fmt.Sprintf("round %d", i), func() time.Duration {
+				attempt++
 				d, old, next = electionHandover(t, k, s, fmt.Sprintf("handover-%d-%d", i, attempt), ttl, renew)
-				paused := pauses.Stop()
-				if d <= ttl/10 || paused < d-ttl/10 || attempt == 3 {
-					break
-				}
-				t.Logf("round %d: handover took %v while the process paused %v; again", i, d, paused)
-			}
+				return d - ttl/10
+			})
 			if next <= old {
 				t.Errorf("round %d: new epoch %d not above the old %d", i, next, old)
 			}
