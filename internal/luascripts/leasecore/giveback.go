@@ -41,8 +41,9 @@ func NoReply(err error) bool {
 // delivered soon after the path heals, is held for nobody that long at
 // most, not for its whole TTL, and the many give-backs of an outage do
 // not each poll the server once a second after it. A grant that lands
-// once ttl has passed since sent still expires with its TTL. The goroutine
-// ends by then at the latest.
+// once ttl has passed since sent still expires with its TTL. GiveBack
+// ends by then at the latest; between its tries it holds a timer, not a
+// goroutine.
 //
 // The first release may take each at most (the acquire's own time, when
 // its context had a deadline; 0 for no bound but ttl's), and each one
@@ -62,39 +63,55 @@ func GiveBack(sent time.Time, ttl, each time.Duration, release func(ctx context.
 	// twentieth of the TTL, at most a second (one still frozen); looks after
 	// the server answered start there and back off to a fifth of the TTL.
 	most := min(max(ttl/20, 10*time.Millisecond), time.Second)
-	retry, look := 10*time.Millisecond, most
-	limit := each
-	go func() {
-		defer cancel()
-		for answered := 0; ; {
-			freed, err := once(ctx, limit, release)
-			var wait time.Duration
-			switch {
-			case err == nil && freed:
-				return // the acquire had run, and is undone
-			case err == nil:
-				answered++
-				if answered == 1 {
-					continue // at once: what the server had queued has run now
-				}
-				wait, look = look, min(2*look, max(ttl/5, most)) // the acquire may land later
-			case !NoReply(err) || ctx.Err() != nil:
-				return
-			default: // no answer yet: a server still frozen or restarting
-				wait, retry = retry, min(2*retry, most)
-				if limit > 0 {
-					limit = min(2*limit, max(each, most))
-				}
+	g := &giveBack{ctx: ctx, cancel: cancel, release: release, ttl: ttl, each: each, most: most,
+		retry: 10 * time.Millisecond, look: most, limit: each}
+	go g.try()
+}
+
+// giveBack is one GiveBack's state between its tries. It holds a timer
+// while it waits for the next, not a goroutine: an outage starts one for
+// every acquire that timed out, and each waits until its TTL.
+type giveBack struct {
+	ctx                context.Context
+	cancel             context.CancelFunc
+	release            func(context.Context) (bool, error)
+	ttl, each, most    time.Duration
+	retry, look, limit time.Duration
+	answered           int
+}
+
+// try sends releases until one frees the grant, one must be waited for
+// (it then sets a timer to try again and returns), or the give-back ends.
+func (g *giveBack) try() {
+	for g.ctx.Err() == nil {
+		freed, err := once(g.ctx, g.limit, g.release)
+		var wait time.Duration
+		switch {
+		case err == nil && freed:
+			g.cancel() // the acquire had run, and is undone
+			return
+		case err == nil:
+			g.answered++
+			if g.answered == 1 {
+				continue // at once: what the server had queued has run now
 			}
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
+			wait, g.look = g.look, min(2*g.look, max(g.ttl/5, g.most)) // the acquire may land later
+		case !NoReply(err) || g.ctx.Err() != nil:
+			g.cancel()
+			return
+		default: // no answer yet: a server still frozen or restarting
+			wait, g.retry = g.retry, min(2*g.retry, g.most)
+			if g.limit > 0 {
+				g.limit = min(2*g.limit, max(g.each, g.most))
 			}
 		}
-	}()
+		if d, _ := g.ctx.Deadline(); time.Until(d) <= wait {
+			break // the TTL ends first: a grant still there expires with it
+		}
+		time.AfterFunc(wait, g.try)
+		return
+	}
+	g.cancel()
 }
 
 // once runs release with at most each (no bound when each is 0) within ctx.

@@ -2,9 +2,12 @@ package leasecore
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // A give-back's release that dials a new connection makes every other call
@@ -107,5 +110,51 @@ func TestAGiveBackLooksAgainForAnAcquireThatLandsLate(t *testing.T) {
 			t.Errorf("a grant that landed %v after the acquire was freed at %v, want within a fifth of the %v TTL", landsAfter, freed.Sub(landed), ttl)
 		}
 		mu.Unlock()
+	}
+}
+
+// In an outage every acquire that timed out starts a give-back, and each
+// one looks again now and then until its TTL, in case the acquire lands
+// late. A goroutine parked for each of them made a service that kept
+// taking requests through the outage hold thousands (a goroutine's stack
+// is kilobytes; a timer is a few words), and held them for up to a fifth
+// of the TTL after its client was closed, where goleak finds them. While
+// it waits to look again a give-back holds a timer only.
+func TestGiveBacksWaitingToLookAgainHoldNoGoroutine(t *testing.T) {
+	const n, ttl = 1000, 20 * time.Second // the next look a second after the first two
+	var (
+		mu     sync.Mutex
+		tries  int
+		closed bool
+	)
+	release := func(context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return false, luascripts.ErrClosed // the client closed: the give-back ends
+		}
+		tries++
+		return false, nil // answered: nothing to give back yet
+	}
+	before := runtime.NumGoroutine()
+	for range n {
+		GiveBack(time.Now(), ttl, time.Millisecond, release)
+	}
+	for { // each sends two releases at once, then waits a second
+		mu.Lock()
+		done := tries
+		mu.Unlock()
+		if done >= 2*n {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	held := runtime.NumGoroutine() - before
+	mu.Lock()
+	t.Logf("%d give-backs, %d releases sent, waiting to look again: %d goroutines more than before", n, tries, held)
+	closed = true
+	mu.Unlock()
+	if held > n/10 {
+		t.Errorf("%d give-backs waiting to look again held %d goroutines", n, held)
 	}
 }
