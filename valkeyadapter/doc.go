@@ -23,8 +23,11 @@
 //     it was written, the call ends with an error matching the primitive's
 //     ErrReplyLost (it may or may not have run, as after a timeout). A call
 //     of a read-only or idempotent script is marked when its context has a
-//     deadline, and valkey-go sends it again within it; without one it is
-//     not (valkey-go would send it again until the context ends).
+//     deadline, and valkey-go sends it again within it, after a refused
+//     dial too: against a Redis that is down it ends with the refused dial
+//     within about a second (valkey-go's longest backoff) of that deadline.
+//     Without one it is not (valkey-go would send it again until the
+//     context ends), and it ends at its first refused dial.
 //   - A batch (the primitives' WithBatching) is one DoMulti: one round
 //     trip per server, in parallel across a Cluster's nodes, each call
 //     routed by its first key's slot. valkey-go follows MOVED and ASK; a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/redis-primitives/go/election"
 	"github.com/redis-primitives/go/fence"
 	"github.com/redis-primitives/go/goredisadapter"
+	"github.com/redis-primitives/go/internal/luascripts"
 	"github.com/redis-primitives/go/internal/redistest"
 	"github.com/redis-primitives/go/lock"
 	"github.com/redis-primitives/go/ratelimit"
@@ -33,7 +35,7 @@ const (
 )
 
 // downCalls are one network call of each primitive, on a client of nothing.
-func downCalls(t *testing.T, c *goredisadapter.Client) map[string]func(context.Context) error {
+func downCalls(t *testing.T, c luascripts.Client) map[string]func(context.Context) error {
 	t.Helper()
 	must := func(err error) {
 		if err != nil {
@@ -122,5 +124,74 @@ func TestEveryPrimitiveReportsARefusedRedisWithinTheReadmesBoundWithTheDialError
 			wg.Wait()
 		})
 	}
+	confAwaitDialProbes(t)
+}
+
+// What the README's "A Redis that is down" says of a Redis that went down
+// under a running client, each call with a deadline of 6 s (longer than
+// go-redis's dial retries, so that the wait measured is the client's):
+//
+//   - go-redis: every call ends with the refused dial once its dial
+//     retries end (about 3.4 s), as on a client that never connected;
+//   - rueidis and valkey-go: a call sent at most once (ratelimit's) ends
+//     with it at once; a call that may be sent twice (an acquire, a fence's
+//     write, a read), which the adapters mark retryable when its context
+//     has a deadline, rueidis sends again after each refused dial, backing
+//     off up to a second, until the next try would pass that deadline.
+//
+// The README said a wait on rueidis and valkey-go was bounded by the
+// Dialer's timeout; a refused dial takes no time, and the call waited out
+// its deadline: 19.2-19.8 s of a 20 s context.
+func TestARedisThatWentDownEndsACallAtOnceOrAtItsDeadlineAsTheReadmeSays(t *testing.T) {
+	const deadline = 6 * time.Second
+	eachClient(t, func(t *testing.T, k kind) {
+		s := redistest.Start(t, redistest.Own())
+		c := k.server(t, s)
+		if _, err := c.Time(context.Background()); err != nil { // connected before the kill
+			t.Fatal(err)
+		}
+		s.Kill(t)
+		bound := refusedBoundDefaults
+		if k.name != "go-redis" {
+			bound = refusedBoundOneDial
+		}
+		// refused reports a call that ended as a refused dial should.
+		refused := func(name string, err error, took time.Duration) {
+			switch {
+			case !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, luascripts.ErrReplyLost):
+				// ErrReplyLost: sent on a connection the kill broke
+				// (rueidis and valkey-go keep more than one).
+				t.Errorf("%s: %v, want the refused dial in its chain", name, err)
+			case took > bound:
+				t.Errorf("%s took %v, past the README's bound of %v", name, took, bound)
+			}
+		}
+		var wg sync.WaitGroup
+		for name, call := range downCalls(t, c) {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), deadline)
+				defer cancel()
+				start := time.Now()
+				err := call(ctx)
+				took := time.Since(start)
+				t.Logf("%s: %v after %v", name, err, took.Round(time.Millisecond))
+				switch resent := k.name != "go-redis" && !strings.HasPrefix(name, "ratelimit."); {
+				case !resent:
+					refused(name, err, took)
+				case err == nil:
+					t.Errorf("%s succeeded against a killed server", name)
+				case took < deadline-1500*time.Millisecond:
+					t.Errorf("%s ended after %v; the README says it is sent again until about its %v deadline", name, took, deadline)
+				}
+				// Without a deadline no call is marked retryable.
+				start = time.Now()
+				err = call(context.Background())
+				took = time.Since(start)
+				t.Logf("%s without a deadline: %v after %v", name, err, took.Round(time.Millisecond))
+				refused(name+" without a deadline", err, took)
+			})
+		}
+		wg.Wait()
+	})
 	confAwaitDialProbes(t)
 }
