@@ -10,12 +10,14 @@ import (
 // wrapped with the detail of what was wrong; match them with errors.Is.
 var (
 	// ErrInvalidLimit: a limit of zero or less, a window shorter than one
-	// millisecond, a burst of zero or less, a GCRA too large to count
-	// exactly (see GCRA), the zero Limit, an empty Policy, or a Policy that
+	// millisecond or longer than MaxWindow, a burst of zero or less, a
+	// limit too large to count exactly (see GCRA, SlidingLog and
+	// SlidingCounter), the zero Limit, an empty Policy, or a Policy that
 	// holds the same limit twice.
 	ErrInvalidLimit = errors.New("ratelimit: invalid limit")
-	// ErrInvalidN: n is zero or less, or more than a limit could ever admit
-	// at once (its capacity), so waiting would never help.
+	// ErrInvalidN: n is zero or less, more than a limit could ever admit
+	// at once (its capacity), so waiting would never help, or more than
+	// one call may charge a sliding log (MaxLogCharge).
 	ErrInvalidN = errors.New("ratelimit: invalid n")
 	// ErrInvalidKey: the key is empty.
 	ErrInvalidKey = errors.New("ratelimit: invalid key")

@@ -8,6 +8,10 @@ import (
 // maxExact is 2^53: integers below it are exact in a Lua number.
 const maxExact = 1 << 53
 
+// MaxWindow is the longest window (for GCRA, period) a limit may have:
+// ten years of 365 days. A longer one is ErrInvalidLimit.
+const MaxWindow = 10 * 365 * 24 * time.Hour
+
 // Algorithm names how a Limit counts.
 type Algorithm string
 
@@ -41,7 +45,8 @@ type Limit struct {
 // SlidingLog allows n requests in any window, exactly: at no instant have
 // more than n been admitted in the preceding window. Memory per key grows
 // with n (one sorted-set member per admitted request), so use it for limits
-// up to the hundreds or low thousands.
+// up to the hundreds or low thousands. n × window in microseconds must be
+// below 2^53, and one call may charge it at most MaxLogCharge requests.
 func SlidingLog(n int, window time.Duration) Limit {
 	return Limit{alg: AlgorithmSlidingLog, n: n, window: window}.withID()
 }
@@ -49,7 +54,7 @@ func SlidingLog(n int, window time.Duration) Limit {
 // SlidingCounter allows about n requests in any window with O(1) memory per
 // key. It can admit more than n in a window when the previous window's
 // traffic was bunched at its end; the package documentation gives the
-// bound.
+// bound. n must be below 2^52 (two windows' counts are counted exactly).
 func SlidingCounter(n int, window time.Duration) Limit {
 	return Limit{alg: AlgorithmSlidingCounter, n: n, window: window}.withID()
 }

@@ -13,8 +13,10 @@ import (
 	"github.com/redis-primitives/go/internal/luascripts"
 )
 
-// MaxReservationTTL is the longest a reservation may stay outstanding
-// before the server releases it.
+// MaxReservationTTL is the longest ttl of one Reserve, and the longest
+// one Extend may add: a reservation is released by the server at most
+// that long after it was made or last extended. Extend (and Keep, which
+// extends) may keep one outstanding longer, one step at a time.
 const MaxReservationTTL = time.Hour
 
 // Errors of reservations; see also ErrInvalidN (an amount of zero or less
@@ -78,7 +80,8 @@ type Reservation struct {
 //
 // A rejected Reserve charges nothing and returns a Reservation whose
 // Result.Allowed is false. amount must be positive and at most every
-// limit's Burst (ErrInvalidN); ttl between a millisecond and
+// limit's Burst, and at most MaxLogCharge for a sliding log
+// (ErrInvalidN); ttl between a millisecond and
 // MaxReservationTTL (ErrInvalidTTL). As with AllowN, an error after the
 // call was sent (ErrReplyLost, a context that ended) may leave a
 // reservation on the server, which its ttl then releases.

@@ -33,9 +33,21 @@ func check(key string, r ratelimit.Rule, n int) ([]ratelimit.Limit, error) {
 		if n > lim.Burst() {
 			return nil, fmt.Errorf("%w: %d is more than %v can ever admit at once (%d)", ratelimit.ErrInvalidN, n, lim, lim.Burst())
 		}
+		if err := charges(lim, n); err != nil {
+			return nil, err
+		}
 	}
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: %d, must be positive", ratelimit.ErrInvalidN, n)
 	}
 	return lims, nil
+}
+
+// charges is ratelimit's check that one call may charge n requests to lim
+// (see ratelimit.MaxLogCharge).
+func charges(lim ratelimit.Limit, n int) error {
+	if lim.Algorithm() == ratelimit.AlgorithmSlidingLog && n > ratelimit.MaxLogCharge {
+		return fmt.Errorf("%w: %d is more than one call may charge to %v (%d: one member each, written while Redis runs nothing else)", ratelimit.ErrInvalidN, n, lim, ratelimit.MaxLogCharge)
+	}
+	return nil
 }

@@ -39,6 +39,10 @@ func TestDoubleRefusesWhatTheRedisLimiterRefusesWithTheSameError(t *testing.T) {
 		{"burst of 0", call{"", "k", ratelimit.GCRA(1, time.Second, 0), 1}},
 		{"gcra past 2^53", call{"", "k", ratelimit.GCRA(1, 24*time.Hour, 1<<30), 1}},
 		{"log past 2^53", call{"", "k", ratelimit.SlidingLog(1<<30, 24*time.Hour), 1}},
+		{"counter past 2^52", call{"", "k", ratelimit.SlidingCounter(1<<52, time.Second), 1}},
+		{"window past ten years", call{"", "k", ratelimit.SlidingCounter(1, ratelimit.MaxWindow+time.Millisecond), 1}},
+		{"more than a call may charge a log", call{"", "k", ratelimit.SlidingLog(1_000_000, time.Second), ratelimit.MaxLogCharge + 1}},
+		{"more than a call may charge a policy's log", call{"", "k", ratelimit.Policy{ratelimit.GCRA(1_000_000, time.Second, 1_000_000), ratelimit.SlidingLog(1_000_000, time.Second)}, ratelimit.MaxLogCharge + 1}},
 		{"a limit twice", call{"", "k", ratelimit.Policy{ok, ratelimit.SlidingLog(3, time.Second), ok.Named("again")}, 1}},
 		{"the first limit's n before the second's validity", call{"", "k", ratelimit.Policy{ok, ratelimit.SlidingLog(0, time.Second)}, 3}},
 		{"the first limit's validity before n", call{"", "k", ratelimit.Policy{ratelimit.SlidingLog(0, time.Second), ok}, 3}},
@@ -89,4 +93,31 @@ func TestDoubleRefusesWhatTheRedisLimiterRefusesWithTheSameError(t *testing.T) {
 		}
 	}
 	t.Logf("%d refusals compared", compared)
+}
+
+// A Commit of more than one call may charge a log is refused by both, with
+// the same error, and leaves both reservations outstanding.
+func TestDoubleRefusesACommitOfMoreThanACallMayChargeALogAsTheRedisLimiterDoes(t *testing.T) {
+	p := newPair(t, redistest.Start(t), "commit:")
+	ctx := context.Background()
+	log := ratelimit.SlidingLog(1_000_000, time.Second)
+	rr, err := p.redis.Reserve(ctx, "k", log, 1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr, err := p.double.Reserve(ctx, "k", log, 1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, werr := rr.Commit(ctx, ratelimit.MaxLogCharge+1)
+	_, gerr := dr.Commit(ctx, ratelimit.MaxLogCharge+1)
+	if !errors.Is(werr, ratelimit.ErrInvalidN) || gerr == nil || werr.Error() != gerr.Error() {
+		t.Fatalf("commit past the log's charge:\n redis  %v\n double %v", werr, gerr)
+	}
+	if _, err := rr.Commit(ctx, 1); err != nil {
+		t.Fatalf("redis: the reservation after the refused commit: %v", err)
+	}
+	if _, err := dr.Commit(ctx, 1); err != nil {
+		t.Fatalf("double: the reservation after the refused commit: %v", err)
+	}
 }

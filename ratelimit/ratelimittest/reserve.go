@@ -107,6 +107,20 @@ func (r *Reservation) settle(ctx context.Context, op string, n int) (ratelimit.R
 	if r.closed {
 		return ratelimit.Result{}, fmt.Errorf("%w: %s of reservation %q on %q", ratelimit.ErrSettled, op, r.ID, r.key)
 	}
+	if op == "commit" {
+		lims := ratelimit.Policy{}
+		switch rule := r.rule.(type) {
+		case ratelimit.Limit:
+			lims = append(lims, rule)
+		case ratelimit.Policy:
+			lims = rule
+		}
+		for _, lim := range lims {
+			if err := charges(lim, n); err != nil {
+				return ratelimit.Result{}, err
+			}
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return ratelimit.Result{}, fmt.Errorf("ratelimit: %s on %q: %w", op, r.key, err)
 	}
