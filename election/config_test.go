@@ -3,6 +3,7 @@ package election_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,32 @@ func TestSecondConcurrentRunIsRefused(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("first Run: %v, want context.Canceled", err)
+	}
+}
+
+// An Elector not made by New has no client: every call that can fail
+// returns ErrNilClient, as a zero lock.Locker's do. Run returned lock's
+// ErrInvalidName for its empty name, and then Healthy reported Redis
+// unreachable ("no attempt answered") although no attempt was ever sent.
+func TestEveryCallOfAZeroElectorReturnsErrNilClient(t *testing.T) {
+	ctx := context.Background()
+	var zero election.Elector
+	if err := zero.Run(ctx, nil); !errors.Is(err, election.ErrNilClient) {
+		t.Errorf("Run: %v, want ErrNilClient", err)
+	}
+	if err := zero.Healthy(0); !errors.Is(err, election.ErrNilClient) {
+		t.Errorf("Healthy after Run: %v, want ErrNilClient", err)
+	}
+	if code, body := probe(t, zero.HealthHandler(0)); code != http.StatusServiceUnavailable || !strings.Contains(body, election.ErrNilClient.Error()) {
+		t.Errorf("HealthHandler: %d %q, want 503 with ErrNilClient", code, body)
+	}
+	if _, err := zero.Leader(ctx); !errors.Is(err, election.ErrNilClient) {
+		t.Errorf("Leader: %v, want ErrNilClient", err)
+	}
+	if err := zero.Resign(ctx); !errors.Is(err, election.ErrNilClient) {
+		t.Errorf("Resign: %v, want ErrNilClient", err)
+	}
+	if _, ok := zero.Term(); ok || zero.IsLeader() {
+		t.Error("a zero Elector leads")
 	}
 }

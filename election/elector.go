@@ -29,7 +29,8 @@ type Client = lock.Client
 const minWaitBackoff = 25 * time.Millisecond
 
 // Elector is one node of an election. Make it with New, run it with Run.
-// Its methods are safe for concurrent use.
+// Its methods are safe for concurrent use. Those of an Elector not made by
+// New (its zero value) that return an error return ErrNilClient.
 type Elector struct {
 	cfg    Config
 	locker *lock.Locker
@@ -103,6 +104,15 @@ func New(client Client, cfg Config) (*Elector, error) {
 	}
 	e.locker, e.fence = locker, store
 	return e, nil
+}
+
+// ready refuses the calls of an Elector not made by New (its zero value),
+// which has no client, with ErrNilClient.
+func (e *Elector) ready() error {
+	if e == nil || e.locker == nil {
+		return ErrNilClient
+	}
+	return nil
 }
 
 // lockEvent keeps, from package lock's report of each attempt to take the
@@ -188,6 +198,9 @@ func (e *Elector) Epoch() (int64, bool) {
 // ErrNoLeader when nobody holds the lease. The answer may be stale by the
 // time it arrives; never decide to write on it.
 func (e *Elector) Leader(ctx context.Context) (LeaderInfo, error) {
+	if err := e.ready(); err != nil {
+		return LeaderInfo{}, err
+	}
 	h, err := e.locker.Holder(ctx, e.cfg.Name)
 	if err != nil {
 		return LeaderInfo{}, fmt.Errorf("election: leader of %q: %w", e.cfg.Name, err)
@@ -216,6 +229,9 @@ func (e *Elector) clearTerm() { e.setTerm(Term{}, nil, nil) }
 // etcd's Election.Resign; here the same as returning from fn, for code
 // outside fn.
 func (e *Elector) Resign(ctx context.Context) error {
+	if err := e.ready(); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	ctl := e.ctl
 	e.mu.Unlock()

@@ -9,7 +9,8 @@ import (
 // returned wrap them with details. When Run's context ends, Run's error also
 // matches context.Canceled or context.DeadlineExceeded.
 var (
-	// ErrNilClient is returned by New for a nil client.
+	// ErrNilClient is returned by New for a nil client, and by the calls
+	// of an Elector not made by New (its zero value).
 	ErrNilClient = errors.New("election: nil client")
 	// ErrInvalidConfig is returned by New for a Config it cannot use: an
 	// empty Name, a negative duration, a prefix with braces, a safety margin

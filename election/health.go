@@ -25,8 +25,9 @@ import (
 //     (WRONGPASS, say), until Run is called again.
 //
 // A follower that gets answers, a leader within its deadline, a node
-// between terms and an Elector that never ran are healthy. Healthy makes no
-// round trip.
+// between terms and an Elector that never ran are healthy. An Elector not
+// made by New is not: Healthy returns ErrNilClient. Healthy makes no round
+// trip.
 //
 // tolerance is how much longer to allow before reporting, to ride out a
 // scheduling hiccup; client-go's leader-election health adaptor calls it
@@ -35,6 +36,9 @@ import (
 func (e *Elector) Healthy(tolerance time.Duration) error {
 	if tolerance < 0 {
 		return invalid("health tolerance %v is negative", tolerance)
+	}
+	if err := e.ready(); err != nil {
+		return err
 	}
 	e.mu.Lock()
 	term, k := e.term, e.keeper

@@ -63,6 +63,9 @@ import (
 // any goroutine, rather than reaching Run's caller; a fn that ends its
 // goroutine with runtime.Goexit ends its term as an error would.
 func (e *Elector) Run(ctx context.Context, fn func(ctx context.Context, term Term) error) error {
+	if err := e.ready(); err != nil {
+		return err
+	}
 	if !e.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}

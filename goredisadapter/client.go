@@ -18,7 +18,9 @@ import (
 var ErrRingWait = errors.New("goredisadapter: WAIT after a write is not possible on a Ring")
 
 // errZero is the error of every call on a Client that New did not make
-// (a zero Client has no go-redis client to send on).
+// (a zero Client has no go-redis client to send on), and on New(nil): a
+// primitive's constructor refuses it, but lock's CheckReplicaClocks, say,
+// calls the clients it is given.
 var errZero = errors.New("goredisadapter: a Client not made by New has no go-redis client")
 
 // Client runs the primitives' calls on a go-redis client. Make it with
@@ -55,7 +57,7 @@ func New(rdb redis.UniversalClient) *Client {
 // Eval sends calls in one pipeline (per primary on a Cluster, in parallel)
 // and sets each call's outcome: see luascripts.Client.
 func (c *Client) Eval(ctx context.Context, calls []luascripts.Call) {
-	if c.rdb == nil {
+	if c == nil || c.rdb == nil {
 		for i := range calls {
 			calls[i].Reply, calls[i].Err = nil, errZero
 		}
@@ -138,7 +140,7 @@ func (c *Client) EvalWait(ctx context.Context, call *luascripts.Call, replicas i
 	}
 	p, pooled := redis.Pipeliner(nil), false
 	switch {
-	case c.rdb == nil:
+	case c == nil || c.rdb == nil:
 		call.Reply, call.Err = nil, errZero
 		return 0, errZero
 	case c.ring:
@@ -181,7 +183,7 @@ func (c *Client) EvalWait(ctx context.Context, call *luascripts.Call, replicas i
 // Subscribe subscribes with go-redis's Subscribe; see
 // luascripts.Client.
 func (c *Client) Subscribe(ctx context.Context, channel string) (<-chan struct{}, func()) {
-	if c.rdb == nil {
+	if c == nil || c.rdb == nil {
 		return nil, func() {} // no wake-ups: a waiter attempts at its backoff, and each attempt fails
 	}
 	ps := c.rdb.Subscribe(ctx, channel)
@@ -210,7 +212,7 @@ func (c *Client) Subscribe(ctx context.Context, channel string) (<-chan struct{}
 // client's slot table; "" on one server; luascripts.ErrNoRoute on a Ring.
 func (c *Client) Primary(ctx context.Context, key string) (string, error) {
 	switch {
-	case c.rdb == nil:
+	case c == nil || c.rdb == nil:
 		return "", errZero
 	case c.cluster != nil:
 		node, err := c.cluster.MasterForKey(ctx, key)
@@ -226,7 +228,7 @@ func (c *Client) Primary(ctx context.Context, key string) (string, error) {
 
 // Info returns INFO section.
 func (c *Client) Info(ctx context.Context, section string) (string, error) {
-	if c.rdb == nil {
+	if c == nil || c.rdb == nil {
 		return "", errZero
 	}
 	s, err := c.rdb.Info(ctx, section).Result()
@@ -235,7 +237,7 @@ func (c *Client) Info(ctx context.Context, section string) (string, error) {
 
 // ConfigGet returns CONFIG GET name.
 func (c *Client) ConfigGet(ctx context.Context, name string) (string, error) {
-	if c.rdb == nil {
+	if c == nil || c.rdb == nil {
 		return "", errZero
 	}
 	m, err := c.rdb.ConfigGet(ctx, name).Result()
@@ -251,7 +253,7 @@ func (c *Client) ConfigGet(ctx context.Context, name string) (string, error) {
 
 // Time returns the server's clock.
 func (c *Client) Time(ctx context.Context) (time.Time, error) {
-	if c.rdb == nil {
+	if c == nil || c.rdb == nil {
 		return time.Time{}, errZero
 	}
 	t, err := c.rdb.Time(ctx).Result()

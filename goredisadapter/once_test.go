@@ -184,3 +184,39 @@ func TestNewOfNilIsNilForThePrimitivesToRefuse(t *testing.T) {
 		t.Fatalf("New(nil) = %v, want nil", c)
 	}
 }
+
+// A primitive's constructor refuses New(nil), but a client passed
+// elsewhere (a replica to lock's CheckReplicaClocks) is called as it is:
+// every call on it fails, as on a zero Client, instead of panicking.
+func TestCallsOnNewOfNilReturnAnErrorInsteadOfPanicking(t *testing.T) {
+	ctx := context.Background()
+	c := goredisadapter.New(nil)
+	script := luascripts.New("nil-client", "return 1")
+	for name, call := range map[string]func() error{
+		"Time":      func() error { _, err := c.Time(ctx); return err },
+		"Info":      func() error { _, err := c.Info(ctx, "server"); return err },
+		"ConfigGet": func() error { _, err := c.ConfigGet(ctx, "maxmemory-policy"); return err },
+		"Primary":   func() error { _, err := c.Primary(ctx, "k"); return err },
+		"Eval":      func() error { return script.Run(ctx, c, nil).Err },
+		"EvalWait":  func() error { _, _, err := script.RunWait(ctx, c, nil, nil, 1, time.Second); return err },
+		"Subscribe": func() error { // no error to return: no wake-ups, as on a zero Client
+			wake, unsubscribe := c.Subscribe(ctx, "channel")
+			unsubscribe()
+			if wake != nil {
+				return nil
+			}
+			return errors.New("no wake-ups")
+		},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: panicked: %v", name, r)
+				}
+			}()
+			if err := call(); err == nil {
+				t.Errorf("%s: no error", name)
+			}
+		}()
+	}
+}

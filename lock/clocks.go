@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/redis-primitives/go/internal/luascripts"
 )
 
 // CheckReplicaClocks compares the clock (TIME) of each replica, read with
@@ -18,9 +20,20 @@ import (
 // primary's by less than the time between the last acquisition on the one
 // and the first on the other. Call it at start-up, with a maxSkew well
 // under your failover time, alongside Preflight.
+//
+// A nil replica (goredisadapter.New(nil) among them) is refused with an
+// error matching ErrNilClient, before any round trip.
 func (l *Locker) CheckReplicaClocks(ctx context.Context, maxSkew time.Duration, replicas ...Client) ([]string, error) {
 	if maxSkew < 0 {
 		return nil, fmt.Errorf("%w: negative maximum skew %v", ErrInvalidOption, maxSkew)
+	}
+	for i, r := range replicas {
+		if luascripts.IsNil(r) {
+			return nil, fmt.Errorf("%w: replica %d", ErrNilClient, i)
+		}
+	}
+	if err := l.core().Ready(); err != nil {
+		return nil, err
 	}
 	var problems []string
 	for i, r := range replicas {

@@ -171,3 +171,45 @@ func TestExtendToATTLTheSafetyMarginEatsWholeIsRefused(t *testing.T) {
 		t.Errorf("lock's PTTL %v after the refused extend, want still near 1s", pttl)
 	}
 }
+
+// A zero or nil Locker refuses CheckReplicaClocks as it refuses every
+// other call, with or without replicas: it has no client to read the
+// primary's clock with.
+func TestCheckReplicaClocksOfAZeroLockerReturnsErrNilClientInsteadOfPanicking(t *testing.T) {
+	ctx := context.Background()
+	replica := noServer(t)
+	var zero lock.Locker
+	for name, l := range map[string]*lock.Locker{"zero": &zero, "nil": nil} {
+		for _, replicas := range [][]lock.Client{{replica}, nil} {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("%s Locker, %d replicas: panicked: %v", name, len(replicas), r)
+					}
+				}()
+				if problems, err := l.CheckReplicaClocks(ctx, time.Second, replicas...); !errors.Is(err, lock.ErrNilClient) {
+					t.Errorf("%s Locker, %d replicas: %q, %v; want ErrNilClient", name, len(replicas), problems, err)
+				}
+			}()
+		}
+	}
+}
+
+// A nil replica client, as an interface or as the nil pointer an adapter's
+// New(nil) returns, is refused with ErrNilClient: the Locker's own server
+// answers, so only the replica's call could fail.
+func TestCheckReplicaClocksOfANilReplicaReturnsErrNilClientInsteadOfPanicking(t *testing.T) {
+	l := newLocker(t, redistest.Start(t))
+	for name, replica := range map[string]lock.Client{"nil": nil, "goredisadapter.New(nil)": goredisadapter.New(nil)} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s replica: panicked: %v", name, r)
+				}
+			}()
+			if problems, err := l.CheckReplicaClocks(context.Background(), time.Second, replica); !errors.Is(err, lock.ErrNilClient) {
+				t.Errorf("%s replica: %q, %v; want ErrNilClient", name, problems, err)
+			}
+		}()
+	}
+}

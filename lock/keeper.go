@@ -2,7 +2,6 @@ package lock
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis-primitives/go/internal/luascripts/leasecore"
@@ -45,22 +44,30 @@ func (l *Locker) Keep(ctx context.Context, lease *Lease, interval time.Duration)
 
 // Context returns a context derived from the one given to Keep. It is
 // cancelled when the lease is lost, with a cause that matches ErrLeaseLost
-// (see context.Cause), and also when Stop is called or the parent ends.
-func (k *Keeper) Context() context.Context { return k.core.Context() }
+// (see context.Cause), and also when Stop is called or the parent ends. A
+// zero Keeper's is cancelled, with a cause matching ErrInvalidLease.
+func (k *Keeper) Context() context.Context {
+	if k == nil || k.core == nil {
+		return errs.NotKeptContext()
+	}
+	return k.core.Context()
+}
 
 // Lease returns the lease as last renewed: RequestedAt and TTL are those of
-// the latest successful renewal.
+// the latest successful renewal. A zero Keeper's is zero.
 func (k *Keeper) Lease() Lease {
-	l := k.lease
-	if k.core != nil {
-		l.RequestedAt = k.core.Sent()
+	if k == nil || k.core == nil {
+		return Lease{}
 	}
+	l := k.lease
+	l.RequestedAt = k.core.Sent()
 	return l
 }
 
-// Deadline returns the local deadline of the lease as last renewed.
+// Deadline returns the local deadline of the lease as last renewed; zero
+// for a zero Keeper.
 func (k *Keeper) Deadline() time.Time {
-	if k.core == nil {
+	if k == nil || k.core == nil {
 		return time.Time{}
 	}
 	return k.core.Deadline()
@@ -70,20 +77,21 @@ func (k *Keeper) Deadline() time.Time {
 // error matches ErrLeaseLost, and either ErrNotHeld (a renewal found the lock
 // gone) or ErrDeadline; with ErrDeadline it also wraps the last renewal's
 // error if one failed (Redis unreachable), and none if no renewal came back
-// at all (a frozen server, or this process paused).
+// at all (a frozen server, or this process paused). A zero Keeper's
+// matches ErrInvalidLease, as its Stop's.
 func (k *Keeper) Err() error {
-	if k.core == nil {
-		return nil
+	if k == nil || k.core == nil {
+		return errs.NotKept()
 	}
 	return k.core.Err()
 }
 
 // Stop ends the renewals, waits for the renewal goroutine to exit and
 // returns Err. It does not release the lock. It is safe to call more than
-// once.
+// once. A zero Keeper's matches ErrInvalidLease.
 func (k *Keeper) Stop() error {
-	if k.core == nil {
-		return fmt.Errorf("%w: a Keeper not made by Keep", ErrInvalidLease)
+	if k == nil || k.core == nil {
+		return errs.NotKept()
 	}
 	return k.core.Stop()
 }

@@ -99,3 +99,34 @@ func TestKeepProvesALateLeaseFirstAndRefusesOneThatIsGone(t *testing.T) {
 		t.Fatalf("keep a lease that is gone: %v, want ErrLeaseLost and ErrNotHeld", err)
 	}
 }
+
+// A Keeper not made by Keep (zero, or nil) keeps nothing: its Context is
+// already cancelled, with the error of its Stop as the cause, so that work
+// started under it ends at once instead of meeting a nil context; its Err
+// says the same, and Lease and Deadline are zero.
+func TestContextOfAZeroKeeperIsCancelledWithErrInvalidLeaseInsteadOfNil(t *testing.T) {
+	for name, k := range map[string]*lock.Keeper{"zero": {}, "nil": nil} {
+		ctx := k.Context()
+		if ctx == nil {
+			t.Errorf("Context of a %s Keeper is nil", name)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		default:
+			t.Errorf("Context of a %s Keeper is not cancelled", name)
+		}
+		if cause := context.Cause(ctx); !errors.Is(cause, lock.ErrInvalidLease) {
+			t.Errorf("cause of a %s Keeper's Context: %v, want ErrInvalidLease", name, cause)
+		}
+		if err := k.Err(); !errors.Is(err, lock.ErrInvalidLease) {
+			t.Errorf("Err of a %s Keeper: %v, want ErrInvalidLease", name, err)
+		}
+		if err := k.Stop(); !errors.Is(err, lock.ErrInvalidLease) {
+			t.Errorf("Stop of a %s Keeper: %v, want ErrInvalidLease", name, err)
+		}
+		if d, l := k.Deadline(), k.Lease(); !d.IsZero() || l != (lock.Lease{}) {
+			t.Errorf("%s Keeper: deadline %v, lease %+v; want both zero", name, d, l)
+		}
+	}
+}

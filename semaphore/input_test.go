@@ -75,3 +75,27 @@ func TestBadInputIsRefusedWithATypedErrorBeforeAnyRoundTrip(t *testing.T) {
 		t.Errorf("extend by 0: %v, want ErrInvalidTTL", err)
 	}
 }
+
+// A Keeper not made by Keep (zero, or nil) keeps nothing: its Context is
+// already cancelled, with the error of its Stop as the cause, so that work
+// started under it ends at once instead of meeting a nil context.
+func TestContextOfAZeroKeeperIsCancelledWithErrInvalidPermitInsteadOfNil(t *testing.T) {
+	for name, k := range map[string]*semaphore.Keeper{"zero": {}, "nil": nil} {
+		ctx := k.Context()
+		if ctx == nil {
+			t.Errorf("Context of a %s Keeper is nil", name)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		default:
+			t.Errorf("Context of a %s Keeper is not cancelled", name)
+		}
+		if cause := context.Cause(ctx); !errors.Is(cause, semaphore.ErrInvalidPermit) {
+			t.Errorf("cause of a %s Keeper's Context: %v, want ErrInvalidPermit", name, cause)
+		}
+		if err := k.Stop(); !errors.Is(err, semaphore.ErrInvalidPermit) {
+			t.Errorf("Stop of a %s Keeper: %v, want ErrInvalidPermit", name, err)
+		}
+	}
+}

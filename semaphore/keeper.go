@@ -2,7 +2,6 @@ package semaphore
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis-primitives/go/internal/luascripts/leasecore"
@@ -36,16 +35,22 @@ func (s *Issuer) Keep(ctx context.Context, p *Permit, interval time.Duration) (*
 
 // Context returns a context derived from the one given to Keep, cancelled
 // when the permit is lost with a cause matching ErrPermitLost (see
-// context.Cause), and also when Stop is called or the parent ends.
-func (k *Keeper) Context() context.Context { return k.core.Context() }
+// context.Cause), and also when Stop is called or the parent ends. A zero
+// Keeper's is cancelled, with a cause matching ErrInvalidPermit.
+func (k *Keeper) Context() context.Context {
+	if k == nil || k.core == nil {
+		return errs.NotKeptContext()
+	}
+	return k.core.Context()
+}
 
 // Stop ends the renewals, waits for the renewal goroutine to exit and
 // returns why the permit was lost (matching ErrPermitLost and ErrNotHeld
 // or ErrDeadline), or nil. It does not release the permit; it is safe to
-// call more than once.
+// call more than once. A zero Keeper's matches ErrInvalidPermit.
 func (k *Keeper) Stop() error {
-	if k.core == nil {
-		return fmt.Errorf("%w: a Keeper not made by Keep", ErrInvalidPermit)
+	if k == nil || k.core == nil {
+		return errs.NotKept()
 	}
 	return k.core.Stop()
 }

@@ -132,3 +132,19 @@ func (k *Keeper) Err() error { return k.k.Err() }
 // returns Err. It does not release the lease. It is safe to call more than
 // once.
 func (k *Keeper) Stop() error { return k.k.Stop() }
+
+// NotKept is the error of a primitive's Keeper not made by Keep (its zero
+// value), which keeps nothing: its Stop's, and the cause of its Context
+// (see NotKeptContext).
+func (e *Errors) NotKept() error {
+	return fmt.Errorf("%w: a Keeper not made by Keep", e.InvalidLease)
+}
+
+// NotKeptContext is the Context of a primitive's Keeper not made by Keep:
+// cancelled already, with NotKept as its cause, so that work started under
+// it ends at once instead of meeting a nil context.
+func (e *Errors) NotKeptContext() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(e.NotKept())
+	return ctx
+}
