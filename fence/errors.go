@@ -34,7 +34,7 @@ var (
 	// stores nil as "").
 	ErrInvalidValue = errors.New("fence: invalid value")
 	// ErrInvalidScript is returned, without a round trip, for an empty Eval
-	// body.
+	// body, or one whose first non-blank character is '#'.
 	ErrInvalidScript = errors.New("fence: invalid script")
 	// ErrStale is matched by the *StaleError a write returns when its token
 	// is lower than the highest the resource has accepted. Nothing was

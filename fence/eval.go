@@ -38,17 +38,25 @@ func framed(name, body string) *luascripts.Script {
 // keys, and its arguments ARGV[2], ARGV[3], … in the order of args. Write
 // only to keys passed in keys, and never to KEYS[1].
 //
-// script is the body of a Lua function: it may return a value, and it may
-// not start with a #! flags line. keys must not be empty, and every key
-// must share the hash slot of keys[0] (the same hash tag, in a scoped Store
-// the scope's tag), or Eval fails with ErrCrossSlot before any round trip.
+// script is the body of a Lua function: it may return a value. It may not
+// start with '#', or Eval fails with ErrInvalidScript before any round
+// trip: neither a #! flags line, which Redis reads only at the start of a
+// whole script, nor a '#' comment (Lua's start with --) compiles inside
+// that function. keys must not be empty, and every key must share the hash
+// slot of keys[0] (the same hash tag, in a scoped Store the scope's tag),
+// or Eval fails with ErrCrossSlot before any round trip.
 //
 // If script raises an error after the check, the mark has already been
 // advanced and Redis keeps whatever script wrote before the error: Redis
 // scripts are atomic, not transactional.
 func (s *Store) Eval(ctx context.Context, token int64, script string, keys []string, args ...any) (any, error) {
-	if strings.TrimSpace(script) == "" {
+	switch body := strings.TrimSpace(script); {
+	case body == "":
 		return nil, fmt.Errorf("%w: empty script", ErrInvalidScript)
+	case body[0] == '#':
+		// No statement starts with '#' in Lua (the length operator): the
+		// server would refuse it, in words that read as a Redis before 7.0.
+		return nil, fmt.Errorf("%w: starts with '#': neither a flags line nor a '#' comment compiles inside fence's function (comment with --)", ErrInvalidScript)
 	}
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("%w: Eval needs at least one key", ErrInvalidKey)

@@ -2,8 +2,13 @@ package fence_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/redis-primitives/go/fence"
+	"github.com/redis-primitives/go/internal/redistest"
 )
 
 func TestEvalRunsCallersWriteWithReservedKeysAndArgs(t *testing.T) {
@@ -55,5 +60,57 @@ func TestEvalScriptErrorIsReturned(t *testing.T) {
 	_, err := store.Eval(context.Background(), 1, "return redis.call('NOSUCHCOMMAND')", []string{p + "{k}"})
 	if err == nil {
 		t.Fatal("a failing script reported success")
+	}
+}
+
+// Fence puts the caller's body inside a function in the middle of its own
+// script (eval.lua), where a line cannot start with '#': no flags line,
+// nor a '#' comment (Lua's comments are "--"), can compile there. Such a
+// body is refused as the doc says, before any round trip; it was sent,
+// and the server's compile error read as a Redis older than 7.0.
+func TestEvalOfABodyStartingWithHashReturnsErrInvalidScriptInsteadOfErrRedisTooOld(t *testing.T) {
+	s := redistest.Start(t, redistest.Own())
+	c := s.Client(t)
+	store := newStoreOn(t, s)
+	ctx := context.Background()
+	for _, body := range []string{
+		"#!lua flags=no-writes\nreturn 1",
+		"#!lua\nreturn 1",
+		"# comment\nreturn 1",
+		" \n\t#!lua flags=no-writes\nreturn 1",
+	} {
+		_, err := store.Eval(ctx, 1, body, []string{"{k}"})
+		if !errors.Is(err, fence.ErrInvalidScript) || errors.Is(err, fence.ErrRedisTooOld) {
+			t.Errorf("Eval(%q): %v; want ErrInvalidScript, not ErrRedisTooOld", body, err)
+		}
+	}
+	stats, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stats, "cmdstat_eval") {
+		t.Fatalf("a refused body made a round trip:\n%s", stats)
+	}
+}
+
+// A caller's own Lua syntax error is the caller's, on every server: it
+// must not read as a Redis older than 7.0, as it did whenever the server
+// stopped at a '#' ("unexpected symbol near '#'"), the words with which a
+// Redis 6 refuses the flags line of the project's own read-only scripts.
+func TestEvalOfACallersSyntaxErrorAtAHashIsNotReportedAsErrRedisTooOld(t *testing.T) {
+	store, _, p := newStore(t)
+	ctx := context.Background()
+	for _, body := range []string{
+		"redis.call('SET', KEYS[2], 'x')\n# comment\nreturn 1",
+		"local n = 1 #",
+		"redis.call('SET', KEYS[2], 'x')\n#!lua flags=no-writes",
+		"return +", // a syntax error elsewhere was never misread
+	} {
+		_, err := store.Eval(ctx, 1, body, []string{p + "{k}"})
+		if err == nil || errors.Is(err, fence.ErrRedisTooOld) || errors.Is(err, fence.ErrInvalidScript) {
+			t.Errorf("Eval(%q): %v; want the server's compile error alone", body, err)
+		} else {
+			t.Logf("Eval(%q): %v", body, err)
+		}
 	}
 }

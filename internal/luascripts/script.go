@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"strings"
 	"time"
 )
 
@@ -119,6 +120,12 @@ func (s *Script) Run(ctx context.Context, c Client, keys []string, args ...any) 
 func (s *Script) RunWait(ctx context.Context, c Client, keys []string, args []any, replicas int, timeout time.Duration) (Reply, int, error) {
 	call := Call{Script: s, Keys: keys, Args: args}
 	acked, err := s.sendWait(ctx, c, &call, replicas, timeout)
-	call.Err = CheckVersion(call.Err)
+	call.Err = s.checkVersion(call.Err)
 	return call.Result(), acked, err
+}
+
+// checkVersion is CheckVersion for a call of s, which has a flags line
+// only at its very start, where Redis 7 reads one.
+func (s *Script) checkVersion(err error) error {
+	return checkVersion(err, strings.HasPrefix(s.src, "#!"))
 }

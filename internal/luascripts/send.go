@@ -61,7 +61,7 @@ func Send(ctx context.Context, c Client, calls []Call) {
 		}
 	}
 	for i := range calls {
-		calls[i].Err = CheckVersion(calls[i].Err)
+		calls[i].Err = calls[i].Script.checkVersion(calls[i].Err)
 	}
 }
 
@@ -76,7 +76,7 @@ func SendOnce(ctx context.Context, c Client, calls []Call) {
 	c.Eval(ctx, calls)
 	evalSource(ctx, c, calls)
 	for i := range calls {
-		calls[i].Err = CheckVersion(calls[i].Err)
+		calls[i].Err = calls[i].Script.checkVersion(calls[i].Err)
 	}
 }
 

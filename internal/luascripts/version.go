@@ -16,9 +16,17 @@ var ErrRedisTooOld = errors.New("needs Redis 7.0 or later")
 
 // CheckVersion returns err wrapped with ErrRedisTooOld when it is how a
 // server older than 7.0 refuses a script call, and err unchanged otherwise.
-// Run, RunWait, Send and SendOnce apply it; a caller that sends calls with
-// Client.Eval itself applies it to each call's error.
-func CheckVersion(err error) error {
+// Run, RunWait, Send and SendOnce apply it, knowing the script (see
+// checkVersion); a caller that sends calls with Client.Eval itself applies
+// it to each call's error.
+func CheckVersion(err error) error { return checkVersion(err, true) }
+
+// checkVersion is CheckVersion for a call of a script that opens with a
+// flags line or not (flagged). A server older than 7.0 stops at the '#' of
+// a flags line, which only a script that has one can meet: any other
+// script's compile error at a '#' is its own, on every server (fence's
+// Eval runs a caller's Lua, in which '#' is the length operator).
+func checkVersion(err error, flagged bool) error {
 	if err == nil || errors.Is(err, ErrRedisTooOld) {
 		return err
 	}
@@ -32,8 +40,8 @@ func CheckVersion(err error) error {
 	}
 	// Redis 6 and the emulators that parse scripts as it does (miniredis's
 	// Lua says "line:1(column:1) near '#': syntax error") stop at the flags.
-	if strings.Contains(msg, "unexpected symbol near '#'") ||
-		strings.Contains(msg, "near '#':") && strings.Contains(msg, "syntax error") {
+	if flagged && (strings.Contains(msg, "unexpected symbol near '#'") ||
+		strings.Contains(msg, "near '#':") && strings.Contains(msg, "syntax error")) {
 		return fmt.Errorf("%w: %w", ErrRedisTooOld, err)
 	}
 	for _, lib := range []string{"struct", "cjson", "cmsgpack", "bit"} {

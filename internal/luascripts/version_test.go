@@ -79,6 +79,22 @@ func TestCheckVersionKnowsTheRefusalsOfAServerOlderThan7(t *testing.T) {
 	}
 }
 
+// A server older than 7.0 stops at the '#' of a flags line; a script
+// without one that stops at a '#' has a syntax error of its own (fence's
+// Eval runs a caller's Lua), on every server, and must not read as a Redis
+// older than 7.0.
+func TestACompileErrorAtAHashOfAScriptWithoutAFlagsLineIsNotErrRedisTooOld(t *testing.T) {
+	s := redistest.Start(t)
+	c := goredisadapter.New(s.Client(t))
+	ctx := context.Background()
+	for _, src := range []string{"# comment\nreturn 1", "local n = 1 #", "return 1\n#!lua flags=no-writes"} {
+		err := luascripts.New("hash", src).Run(ctx, c, nil).Err
+		if err == nil || errors.Is(err, luascripts.ErrRedisTooOld) {
+			t.Errorf("%q: %v; want the server's compile error alone", src, err)
+		}
+	}
+}
+
 // The start-up checks read the version from the server itself: a 7.0
 // server runs the scripts.
 func TestServerVersionReadsTheServersOwnVersion(t *testing.T) {
