@@ -303,18 +303,3 @@ func (l Limit) validate() error {
 	}
 	return nil
 }
-
-// MaxLogCharge is the most requests one call may charge to a sliding log
-// (AllowN, Take, WaitN, Reserve, Commit): the script writes one member per
-// request, and Redis runs nothing else meanwhile. 10,000 take about 15 ms
-// of the server; a million held every client for 1.8 s, and a script that
-// has written cannot be stopped by SCRIPT KILL.
-const MaxLogCharge = 10_000
-
-// charges checks that one call may charge n requests to l.
-func (l Limit) charges(n int) error {
-	if l.alg == AlgorithmSlidingLog && n > MaxLogCharge {
-		return fmt.Errorf("%w: %d is more than one call may charge to %v (%d: one member each, written while Redis runs nothing else)", ErrInvalidN, n, l, MaxLogCharge)
-	}
-	return nil
-}
