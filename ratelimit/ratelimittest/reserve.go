@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,7 @@ type Reservation struct {
 	l      *Limiter
 	key    string
 	rule   ratelimit.Rule
+	limits []ratelimit.Limit // the rule's, as check gave them
 	keys   []string
 	lims   []model.Limit
 	rkey   string
@@ -57,7 +59,7 @@ func (l *Limiter) Reserve(ctx context.Context, key string, r ratelimit.Rule, amo
 	if _, err := rand.Read(id[:]); err != nil {
 		return nil, err
 	}
-	rs := &Reservation{Amount: amount, l: l, key: key, rule: r, closed: true}
+	rs := &Reservation{Amount: amount, l: l, key: key, rule: r, limits: slices.Clone(lims), closed: true}
 	rs.keys, rs.lims, rs.rkey = modelCall(key, r, lims)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -108,14 +110,7 @@ func (r *Reservation) settle(ctx context.Context, op string, n int) (ratelimit.R
 		return ratelimit.Result{}, fmt.Errorf("%w: %s of reservation %q on %q", ratelimit.ErrSettled, op, r.ID, r.key)
 	}
 	if op == "commit" {
-		lims := ratelimit.Policy{}
-		switch rule := r.rule.(type) {
-		case ratelimit.Limit:
-			lims = append(lims, rule)
-		case ratelimit.Policy:
-			lims = rule
-		}
-		for _, lim := range lims {
+		for _, lim := range r.limits {
 			if err := charges(lim, n); err != nil {
 				return ratelimit.Result{}, err
 			}
