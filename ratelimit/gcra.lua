@@ -60,18 +60,22 @@ end
 -- time it decided at (reserve.lua's; a script's call replies the first).
 local t, q, fmt = -1, 0, false
 if v then
-  -- The width's digit by string.sub: a number concatenated is printed
-  -- with '%.14g', 2,500 server instructions against 500.
+  -- GCRA's state in the local v, into the locals fmt, its format (the time
+  -- in 7 bytes, then the backlog in the width v has; its digit by string.sub,
+  -- as lib/counterdecode.lua's), t, the time it was written at, and q, the
+  -- backlog then.
   fmt = '>I7I' .. string.sub('12345678', #v - 7, #v - 7)
   t, q = struct.unpack(fmt, v)
   -- Time on a key never goes back: a clock stepped back cannot refill it.
   if t > now then
     now = t
   end
-  q = math.max(q - (now - t) * drain, 0)
+  q = math.max(q - (now - t) * drain, 0) -- drained to now
 end
 -- avail = floor((cap·unit - q) / unit), at least 0
 local room = cap * unit - q
+-- floorDiv: the local avail = floor(room / unit), exact for integers below
+-- 2^53, where the float quotient may round up or down by one.
 local avail = math.floor(room / unit)
 if avail * unit > room then
   avail = avail - 1
@@ -92,10 +96,11 @@ if granted > 0 then
   q = q + granted * unit
   avail = avail - granted
 end
-local reset
--- GCRA's reset, from the locals q and drain, into the local reset.
--- reset = ceil(q / drain): when the backlog is empty
-reset = math.floor(q / drain)
+-- reset: when the backlog is empty
+-- ceilDiv: the local reset = ceil(q / drain), exact as lib/floordiv.lua's.
+-- floorDiv: the local reset = floor(q / drain), exact for integers below
+-- 2^53, where the float quotient may round up or down by one.
+local reset = math.floor(q / drain)
 if reset * drain > q then
   reset = reset - 1
 elseif (reset + 1) * drain <= q then
@@ -108,6 +113,8 @@ if granted > 0 then
   -- GCRA's write of an admission: now and the backlog q, in as few bytes as
   -- q needs, until the backlog is empty (reset µs). From the locals key, now,
   -- q and reset.
+  -- The local w: the bytes q needs as an unsigned integer (a state is
+  -- stored in as few as its largest number needs).
   local w = 1
   while q >= 256 ^ w do
     w = w + 1
@@ -125,10 +132,13 @@ end
 if avail >= need then -- only a peek gets here with room
   return struct.pack('>i8i8i8i8i8i8', 0, 1, 1, avail, 0, reset)
 end
--- GCRA's wait for need requests, d µs, from the locals q, cap, need, unit
--- and drain.
--- The backlog must fall to what leaves room for need: ceil(excess / drain).
+-- GCRA's wait for need requests, the local d in µs, from the locals q,
+-- cap, need, unit and drain: the backlog must fall to what leaves room for
+-- need.
 local excess = q - (cap - need) * unit
+-- ceilDiv: the local d = ceil(excess / drain), exact as lib/floordiv.lua's.
+-- floorDiv: the local d = floor(excess / drain), exact for integers below
+-- 2^53, where the float quotient may round up or down by one.
 local d = math.floor(excess / drain)
 if d * drain > excess then
   d = d - 1

@@ -66,10 +66,14 @@ end
 local last, score, base, guard = newest[1], 0, false, -1
 if last then
   score = tonumber(newest[2])
-  guard, base = score, last
-  local at = string.find(last, '~', 1, true)
-  if at then
-    guard, base = math.max(score, tonumber(string.sub(last, at + 1))), string.sub(last, 1, at - 1)
+  -- A log's guard, from the locals last and score (its newest member's name
+  -- and score, a number): base, the name without the guard, and guard, the
+  -- latest time the key has seen (a rejection after the newest admission
+  -- appends its time to the name: "<name>~<time>").
+  base, guard = last, score
+  local tilde = string.find(last, '~', 1, true)
+  if tilde then
+    base, guard = string.sub(last, 1, tilde - 1), math.max(score, tonumber(string.sub(last, tilde + 1)))
   end
   -- Time on a key never goes back: a clock stepped back cannot reopen it.
   if guard > now then
@@ -125,9 +129,16 @@ if granted > 0 then
     redis.call('ZREM', key, last)
   end
   local at = string.format('%d', now)
-  local r = now - math.floor(now / win) * win -- now mod win, exact:
-  if r < 0 then r = r + win elseif r >= win then r = r - win end -- the float quotient may round
-  local name = r * cap + count -- the name of c = count + 1
+  -- windowStart's other half: the local r, the time elapsed in the
+  -- window-long bucket now falls in (now mod win), exact: the float quotient
+  -- may round. The bucket starts at now - r.
+  local r = now - math.floor(now / win) * win
+  if r < 0 then
+    r = r + win
+  elseif r >= win then
+    r = r - win
+  end
+  local name = r * cap + count -- the name of c = count + 1 (log.lua)
   if granted == 1 then
     redis.call('ZADD', key, at, string.format('%d', name))
   else

@@ -64,8 +64,8 @@ end
 --   all      alg ('l', 'c', 'g'), cap, a, b (its numbers), guard, avail
 --   log      win = a; last, the newest member's name (false: none), score,
 --            its score, base, the name without the guard; count, the live
---            members; first, the first new member's name when it admits
---            (reserve.lua records it)
+--            members; floor, the window's start as text; first, the first
+--            new member's name when it admits (reserve.lua records it)
 --   counter  win = a; c, p, the stored counts; fmt, their format; cur,
 --            prev, the counts at now; start, now's bucket's start
 --   GCRA     unit = a, drain = b; q, the backlog (drained to now); fmt
@@ -78,16 +78,21 @@ for i = 1, m do
     if err then
       return redis.error_reply(err)
     end
-    L = { alg = alg, cap = cap, a = a, guard = -1, avail = 0, last = newest[1] or false, score = 0, base = false,
-      count = 0, first = 0 }
-    if L.last then
-      L.score = tonumber(newest[2])
-      L.guard, L.base = L.score, L.last
-      local at = string.find(L.last, '~', 1, true)
-      if at then
-        L.guard, L.base = math.max(L.guard, tonumber(string.sub(L.last, at + 1))), string.sub(L.last, 1, at - 1)
+    local last, score, base, guard = newest[1] or false, 0, false, -1
+    if last then
+      score = tonumber(newest[2])
+      -- A log's guard, from the locals last and score (its newest member's name
+      -- and score, a number): base, the name without the guard, and guard, the
+      -- latest time the key has seen (a rejection after the newest admission
+      -- appends its time to the name: "<name>~<time>").
+      base, guard = last, score
+      local tilde = string.find(last, '~', 1, true)
+      if tilde then
+        base, guard = string.sub(last, 1, tilde - 1), math.max(score, tonumber(string.sub(last, tilde + 1)))
       end
     end
+    L = { alg = alg, cap = cap, a = a, guard = guard, avail = 0, last = last, score = score, base = base,
+      count = 0, floor = false, first = 0 }
   else
     -- GET, not one MGET of all keys: the states MGET read make the next
     -- SET store its value in a larger allocation (MEMORY USAGE 104 B per
@@ -97,18 +102,29 @@ for i = 1, m do
       return redis.error_reply(err)
     end
     if alg == 'c' then
-      L = { alg = alg, cap = cap, a = a, guard = -1, avail = 0, c = 0, p = 0, fmt = false, cur = 0, prev = 0, start = 0 }
+      local t, c, p, fmt = -1, 0, 0, false
       if v then
-        local f = 'I' .. string.sub('12345678', (#v - 7) / 2, (#v - 7) / 2) -- (as lib/gcra.lua's)
-        L.fmt = '>I7' .. f .. f
-        L.guard, L.c, L.p = struct.unpack(L.fmt, v)
+        -- The counter's state in the local v, into the locals fmt, its format (the
+        -- time in 7 bytes, then two counts of the width v has), t, the time it was
+        -- written at, and c and p, its counts then. The width's digit by
+        -- string.sub: a number concatenated is printed with '%.14g', 2,500 server
+        -- instructions against 500.
+        local f = 'I' .. string.sub('12345678', (#v - 7) / 2, (#v - 7) / 2)
+        fmt = '>I7' .. f .. f
+        t, c, p = struct.unpack(fmt, v)
       end
+      L = { alg = alg, cap = cap, a = a, guard = t, avail = 0, c = c, p = p, fmt = fmt, cur = 0, prev = 0, start = 0 }
     else
-      L = { alg = alg, cap = cap, a = a, b = b, guard = -1, avail = 0, q = 0, fmt = false }
+      local t, q, fmt = -1, 0, false
       if v then
-        L.fmt = '>I7I' .. string.sub('12345678', #v - 7, #v - 7) -- (as lib/gcra.lua's)
-        L.guard, L.q = struct.unpack(L.fmt, v)
+        -- GCRA's state in the local v, into the locals fmt, its format (the time
+        -- in 7 bytes, then the backlog in the width v has; its digit by string.sub,
+        -- as lib/counterdecode.lua's), t, the time it was written at, and q, the
+        -- backlog then.
+        fmt = '>I7I' .. string.sub('12345678', #v - 7, #v - 7)
+        t, q = struct.unpack(fmt, v)
       end
+      L = { alg = alg, cap = cap, a = a, b = b, guard = t, avail = 0, q = q, fmt = fmt }
     end
   end
   -- Time on a key never goes back: the call uses the latest of the clock
@@ -125,31 +141,41 @@ for i = 1, m do
   local L = ls[i]
   if L.alg == 'l' then
     local win = L.a
+    L.floor = string.format('%d', now - win) -- the window's start, as text
     if L.last then
-      L.count = redis.call('ZCOUNT', KEYS[i], '(' .. string.format('%d', now - win), '+inf')
+      L.count = redis.call('ZCOUNT', KEYS[i], '(' .. L.floor, '+inf')
     end
     L.avail = math.max(L.cap - L.count, 0)
   elseif L.alg == 'c' then
     local win = L.a
-    local e = now - math.floor(now / win) * win -- elapsed in now's bucket; the float quotient may round:
+    -- windowStart's other half: the local e, the time elapsed in the
+    -- window-long bucket now falls in (now mod win), exact: the float quotient
+    -- may round. The bucket starts at now - e.
+    local e = now - math.floor(now / win) * win
     if e < 0 then
       e = e + win
     elseif e >= win then
       e = e - win
     end
-    L.start = now - e
-    if L.guard >= L.start then
-      L.cur, L.prev = L.c, L.p
-    elseif L.guard >= L.start - win then
-      L.prev = L.c
+    local start, cur, prev, t, c, p = now - e, 0, 0, L.guard, L.c, L.p
+    -- The counter's counts at now, from its state (the locals t, c and p: the
+    -- time it was written at and its counts then) and start, the start of
+    -- now's bucket, into the locals cur and prev (0 when they no longer count).
+    if t >= start then
+      cur, prev = c, p
+    elseif t >= start - win then
+      prev = c
     end
+    L.start, L.cur, L.prev = start, cur, prev
     local eps = math.min(1e-9, 0.5 / win)
-    L.avail = math.max(math.floor(L.cap - L.prev * (win - e) / win - L.cur + eps), 0)
+    L.avail = math.max(math.floor(L.cap - prev * (win - e) / win - cur + eps), 0)
   else
     local unit, drain = L.a, L.b
     L.q = math.max(L.q - (now - L.guard) * drain, 0) -- none stored: guard -1, q 0, so 0
     -- avail = floor((cap·unit - q) / unit), at least 0
     local room = L.cap * unit - L.q
+    -- floorDiv: the local av = floor(room / unit), exact for integers below
+    -- 2^53, where the float quotient may round up or down by one.
     local av = math.floor(room / unit)
     if av * unit > room then
       av = av - 1
@@ -185,8 +211,7 @@ for i = 1, m do
   local key, cap = KEYS[i], L.cap
   local ok, left, retry, reset = 1, L.avail, 0, 0
   if L.alg == 'l' then
-    local win, count = L.a, L.count
-    local floor = string.format('%d', now - win)
+    local win, count, floor = L.a, L.count, L.floor
     if granted > 0 then
       local last, base, score = L.last, L.base, L.score
       -- The sliding log's admission of granted requests at now: new members
@@ -205,9 +230,16 @@ for i = 1, m do
         redis.call('ZREM', key, last)
       end
       local at = string.format('%d', now)
-      local r = now - math.floor(now / win) * win -- now mod win, exact:
-      if r < 0 then r = r + win elseif r >= win then r = r - win end -- the float quotient may round
-      local name = r * cap + count -- the name of c = count + 1
+      -- windowStart's other half: the local r, the time elapsed in the
+      -- window-long bucket now falls in (now mod win), exact: the float quotient
+      -- may round. The bucket starts at now - r.
+      local r = now - math.floor(now / win) * win
+      if r < 0 then
+        r = r + win
+      elseif r >= win then
+        r = r - win
+      end
+      local name = r * cap + count -- the name of c = count + 1 (log.lua)
       if granted == 1 then
         redis.call('ZADD', key, at, string.format('%d', name))
       else
@@ -253,13 +285,16 @@ for i = 1, m do
       -- counts in as few bytes as the larger needs, with the TTL reset. From the
       -- locals key, now, cur, prev, granted, win and e; sets cur and reset.
       cur = cur + granted
-      local w, m = 1, math.max(cur, prev)
-      while m >= 256 ^ w do
+      local most = math.max(cur, prev)
+      -- The local w: the bytes most needs as an unsigned integer (a state is
+      -- stored in as few as its largest number needs).
+      local w = 1
+      while most >= 256 ^ w do
         w = w + 1
       end
       -- The key lives until the state is empty: cur leaves the window after the next bucket.
       reset = 2 * win - e
-      local f = 'I' .. string.sub('12345678', w, w) -- (as lib/gcra.lua's)
+      local f = 'I' .. string.sub('12345678', w, w) -- (as lib/counterdecode.lua's)
       redis.call('SET', key, struct.pack('>I7' .. f .. f, now, cur, prev), 'PX', string.format('%d', math.ceil(reset / 1000)))
       left = math.max(math.floor(cap - prev * (win - e) / win - cur + eps), 0)
     else
@@ -308,21 +343,25 @@ for i = 1, m do
       q = q + granted * unit
       left = L.avail - granted
     end
-    -- GCRA's reset, from the locals q and drain, into the local reset.
-    -- reset = ceil(q / drain): when the backlog is empty
-    reset = math.floor(q / drain)
-    if reset * drain > q then
-      reset = reset - 1
-    elseif (reset + 1) * drain <= q then
-      reset = reset + 1
+    -- ceilDiv: the local empty = ceil(q / drain), exact as lib/floordiv.lua's.
+    -- floorDiv: the local empty = floor(q / drain), exact for integers below
+    -- 2^53, where the float quotient may round up or down by one.
+    local empty = math.floor(q / drain)
+    if empty * drain > q then
+      empty = empty - 1
+    elseif (empty + 1) * drain <= q then
+      empty = empty + 1
     end
-    if reset * drain < q then
-      reset = reset + 1
+    if empty * drain < q then
+      empty = empty + 1
     end
+    reset = empty -- when the backlog is empty
     if granted > 0 then
       -- GCRA's write of an admission: now and the backlog q, in as few bytes as
       -- q needs, until the backlog is empty (reset µs). From the locals key, now,
       -- q and reset.
+      -- The local w: the bytes q needs as an unsigned integer (a state is
+      -- stored in as few as its largest number needs).
       local w = 1
       while q >= 256 ^ w do
         w = w + 1
@@ -331,10 +370,13 @@ for i = 1, m do
     else
       if L.avail < need then
         ok = 0
-        -- GCRA's wait for need requests, d µs, from the locals q, cap, need, unit
-        -- and drain.
-        -- The backlog must fall to what leaves room for need: ceil(excess / drain).
+        -- GCRA's wait for need requests, the local d in µs, from the locals q,
+        -- cap, need, unit and drain: the backlog must fall to what leaves room for
+        -- need.
         local excess = q - (cap - need) * unit
+        -- ceilDiv: the local d = ceil(excess / drain), exact as lib/floordiv.lua's.
+        -- floorDiv: the local d = floor(excess / drain), exact for integers below
+        -- 2^53, where the float quotient may round up or down by one.
         local d = math.floor(excess / drain)
         if d * drain > excess then
           d = d - 1

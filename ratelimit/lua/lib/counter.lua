@@ -4,28 +4,16 @@
 -- admits, the time it decided at (as lib/gcra.lua).
 local t, c, p, fmt = -1, 0, 0, false
 if v then
-  local f = 'I' .. string.sub('12345678', (#v - 7) / 2, (#v - 7) / 2) -- (as lib/gcra.lua's)
-  fmt = '>I7' .. f .. f
-  t, c, p = struct.unpack(fmt, v)
+  --#include lib/counterdecode.lua
   -- Time on a key never goes back: a clock stepped back cannot reopen a bucket.
   if t > now then
     now = t
   end
 end
-local idx = math.floor(now / win)
-local e = now - idx * win -- elapsed in now's bucket; the float quotient may round:
-if e < 0 then
-  idx, e = idx - 1, e + win
-elseif e >= win then
-  idx, e = idx + 1, e - win
-end
+--#include lib/bucket.lua
 local start = now - e -- of now's bucket
 local cur, prev = 0, 0
-if t >= start then
-  cur, prev = c, p
-elseif t >= start - win then
-  prev = c
-end
+--#include lib/countercounts.lua
 -- eps absorbs float noise in the weighted sum, never a whole request, and
 -- stays under half of 1/window: a real shortfall is a multiple of that.
 local eps = math.min(1e-9, 0.5 / win)

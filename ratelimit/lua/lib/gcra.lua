@@ -4,24 +4,16 @@
 -- time it decided at (reserve.lua's; a script's call replies the first).
 local t, q, fmt = -1, 0, false
 if v then
-  -- The width's digit by string.sub: a number concatenated is printed
-  -- with '%.14g', 2,500 server instructions against 500.
-  fmt = '>I7I' .. string.sub('12345678', #v - 7, #v - 7)
-  t, q = struct.unpack(fmt, v)
+  --#include lib/gcradecode.lua
   -- Time on a key never goes back: a clock stepped back cannot refill it.
   if t > now then
     now = t
   end
-  q = math.max(q - (now - t) * drain, 0)
+  q = math.max(q - (now - t) * drain, 0) -- drained to now
 end
 -- avail = floor((cap·unit - q) / unit), at least 0
 local room = cap * unit - q
-local avail = math.floor(room / unit)
-if avail * unit > room then
-  avail = avail - 1
-elseif (avail + 1) * unit <= room then
-  avail = avail + 1
-end
+--#include lib/floordiv.lua quo=avail num=room den=unit
 avail = math.max(avail, 0)
 
 --#include lib/grant.lua
@@ -29,8 +21,8 @@ if granted > 0 then
   q = q + granted * unit
   avail = avail - granted
 end
-local reset
---#include lib/gcrareset.lua
+-- reset: when the backlog is empty
+--#include lib/ceildiv.lua quo=reset num=q den=drain
 if granted > 0 then
   --#include lib/gcrastore.lua
   return struct.pack('>i8i8i8i8i8i8', granted, 1, 1, avail, 0, reset), now

@@ -1,13 +1,5 @@
--- GCRA's wait for need requests, d µs, from the locals q, cap, need, unit
--- and drain.
--- The backlog must fall to what leaves room for need: ceil(excess / drain).
+-- GCRA's wait for need requests, the local d in µs, from the locals q,
+-- cap, need, unit and drain: the backlog must fall to what leaves room for
+-- need.
 local excess = q - (cap - need) * unit
-local d = math.floor(excess / drain)
-if d * drain > excess then
-  d = d - 1
-elseif (d + 1) * drain <= excess then
-  d = d + 1
-end
-if d * drain < excess then
-  d = d + 1
-end
+--#include lib/ceildiv.lua quo=d num=excess den=drain

@@ -6,11 +6,7 @@
 local last, score, base, guard = newest[1], 0, false, -1
 if last then
   score = tonumber(newest[2])
-  guard, base = score, last
-  local at = string.find(last, '~', 1, true)
-  if at then
-    guard, base = math.max(score, tonumber(string.sub(last, at + 1))), string.sub(last, 1, at - 1)
-  end
+  --#include lib/logguard.lua
   -- Time on a key never goes back: a clock stepped back cannot reopen it.
   if guard > now then
     now = guard

@@ -14,9 +14,8 @@ if base ~= last and score > now - win then
   redis.call('ZREM', key, last)
 end
 local at = string.format('%d', now)
-local r = now - math.floor(now / win) * win -- now mod win, exact:
-if r < 0 then r = r + win elseif r >= win then r = r - win end -- the float quotient may round
-local name = r * cap + count -- the name of c = count + 1
+--#include lib/bucket.lua e=r
+local name = r * cap + count -- the name of c = count + 1 (log.lua)
 if granted == 1 then
   redis.call('ZADD', key, at, string.format('%d', name))
 else

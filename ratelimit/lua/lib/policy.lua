@@ -12,8 +12,8 @@ local n, mode = tonumber(ARGV[1]), ARGV[2]
 --   all      alg ('l', 'c', 'g'), cap, a, b (its numbers), guard, avail
 --   log      win = a; last, the newest member's name (false: none), score,
 --            its score, base, the name without the guard; count, the live
---            members; first, the first new member's name when it admits
---            (reserve.lua records it)
+--            members; floor, the window's start as text; first, the first
+--            new member's name when it admits (reserve.lua records it)
 --   counter  win = a; c, p, the stored counts; fmt, their format; cur,
 --            prev, the counts at now; start, now's bucket's start
 --   GCRA     unit = a, drain = b; q, the backlog (drained to now); fmt
@@ -26,16 +26,13 @@ for i = 1, m do
     if err then
       return redis.error_reply(err)
     end
-    L = { alg = alg, cap = cap, a = a, guard = -1, avail = 0, last = newest[1] or false, score = 0, base = false,
-      count = 0, first = 0 }
-    if L.last then
-      L.score = tonumber(newest[2])
-      L.guard, L.base = L.score, L.last
-      local at = string.find(L.last, '~', 1, true)
-      if at then
-        L.guard, L.base = math.max(L.guard, tonumber(string.sub(L.last, at + 1))), string.sub(L.last, 1, at - 1)
-      end
+    local last, score, base, guard = newest[1] or false, 0, false, -1
+    if last then
+      score = tonumber(newest[2])
+      --#include lib/logguard.lua
     end
+    L = { alg = alg, cap = cap, a = a, guard = guard, avail = 0, last = last, score = score, base = base,
+      count = 0, floor = false, first = 0 }
   else
     -- GET, not one MGET of all keys: the states MGET read make the next
     -- SET store its value in a larger allocation (MEMORY USAGE 104 B per
@@ -45,18 +42,17 @@ for i = 1, m do
       return redis.error_reply(err)
     end
     if alg == 'c' then
-      L = { alg = alg, cap = cap, a = a, guard = -1, avail = 0, c = 0, p = 0, fmt = false, cur = 0, prev = 0, start = 0 }
+      local t, c, p, fmt = -1, 0, 0, false
       if v then
-        local f = 'I' .. string.sub('12345678', (#v - 7) / 2, (#v - 7) / 2) -- (as lib/gcra.lua's)
-        L.fmt = '>I7' .. f .. f
-        L.guard, L.c, L.p = struct.unpack(L.fmt, v)
+        --#include lib/counterdecode.lua
       end
+      L = { alg = alg, cap = cap, a = a, guard = t, avail = 0, c = c, p = p, fmt = fmt, cur = 0, prev = 0, start = 0 }
     else
-      L = { alg = alg, cap = cap, a = a, b = b, guard = -1, avail = 0, q = 0, fmt = false }
+      local t, q, fmt = -1, 0, false
       if v then
-        L.fmt = '>I7I' .. string.sub('12345678', #v - 7, #v - 7) -- (as lib/gcra.lua's)
-        L.guard, L.q = struct.unpack(L.fmt, v)
+        --#include lib/gcradecode.lua
       end
+      L = { alg = alg, cap = cap, a = a, b = b, guard = t, avail = 0, q = q, fmt = fmt }
     end
   end
   -- Time on a key never goes back: the call uses the latest of the clock
@@ -73,37 +69,25 @@ for i = 1, m do
   local L = ls[i]
   if L.alg == 'l' then
     local win = L.a
+    L.floor = string.format('%d', now - win) -- the window's start, as text
     if L.last then
-      L.count = redis.call('ZCOUNT', KEYS[i], '(' .. string.format('%d', now - win), '+inf')
+      L.count = redis.call('ZCOUNT', KEYS[i], '(' .. L.floor, '+inf')
     end
     L.avail = math.max(L.cap - L.count, 0)
   elseif L.alg == 'c' then
     local win = L.a
-    local e = now - math.floor(now / win) * win -- elapsed in now's bucket; the float quotient may round:
-    if e < 0 then
-      e = e + win
-    elseif e >= win then
-      e = e - win
-    end
-    L.start = now - e
-    if L.guard >= L.start then
-      L.cur, L.prev = L.c, L.p
-    elseif L.guard >= L.start - win then
-      L.prev = L.c
-    end
+    --#include lib/bucket.lua
+    local start, cur, prev, t, c, p = now - e, 0, 0, L.guard, L.c, L.p
+    --#include lib/countercounts.lua
+    L.start, L.cur, L.prev = start, cur, prev
     local eps = math.min(1e-9, 0.5 / win)
-    L.avail = math.max(math.floor(L.cap - L.prev * (win - e) / win - L.cur + eps), 0)
+    L.avail = math.max(math.floor(L.cap - prev * (win - e) / win - cur + eps), 0)
   else
     local unit, drain = L.a, L.b
     L.q = math.max(L.q - (now - L.guard) * drain, 0) -- none stored: guard -1, q 0, so 0
     -- avail = floor((cap·unit - q) / unit), at least 0
     local room = L.cap * unit - L.q
-    local av = math.floor(room / unit)
-    if av * unit > room then
-      av = av - 1
-    elseif (av + 1) * unit <= room then
-      av = av + 1
-    end
+    --#include lib/floordiv.lua quo=av num=room den=unit
     L.avail = math.max(av, 0)
   end
   if L.avail < avail then
@@ -133,8 +117,7 @@ for i = 1, m do
   local key, cap = KEYS[i], L.cap
   local ok, left, retry, reset = 1, L.avail, 0, 0
   if L.alg == 'l' then
-    local win, count = L.a, L.count
-    local floor = string.format('%d', now - win)
+    local win, count, floor = L.a, L.count, L.floor
     if granted > 0 then
       local last, base, score = L.last, L.base, L.score
       --#include lib/logadd.lua
@@ -185,7 +168,8 @@ for i = 1, m do
       q = q + granted * unit
       left = L.avail - granted
     end
-    --#include lib/gcrareset.lua
+    --#include lib/ceildiv.lua quo=empty num=q den=drain
+    reset = empty -- when the backlog is empty
     if granted > 0 then
       --#include lib/gcrastore.lua
     else

@@ -18,21 +18,13 @@ local function giveBack(member, keep)
   local function one(key, L, first)
     local x = k - keep
     if L.alg == 'l' then
-      -- parseGuard reads a log member's name: its base and the guard it carries.
-      local function parseGuard(last, score)
-        local g = string.find(last, '~', 1, true)
-        if g then
-          return string.sub(last, 1, g - 1), math.max(score, tonumber(string.sub(last, g + 1)))
-        end
-        return last, score
-      end
       local win = L.a
       local newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
       if not newest[1] then
         return
       end
-      local last, score = newest[1], tonumber(newest[2])
-      local base, guard = parseGuard(last, score)
+      local last, score, base, guard = newest[1], tonumber(newest[2]), false, -1
+      --#include lib/logguard.lua
       local t = math.max(now, guard)
       if at <= t - win then
         return -- aged out: nothing counts the members any more
@@ -63,15 +55,15 @@ local function giveBack(member, keep)
       -- call at t would name its members as some of those are named.
       newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
       if newest[1] then
-        local nl, ns = newest[1], tonumber(newest[2])
-        local nb, ng = parseGuard(nl, ns)
+        local last, score, base, guard = newest[1], tonumber(newest[2]), false, -1
+        --#include lib/logguard.lua
         local g = t
-        if ns >= t then
+        if score >= t then
           g = t + 1
         end
-        if g > ng then
-          redis.call('ZADD', key, string.format('%d', ns), nb .. '~' .. string.format('%d', g))
-          redis.call('ZREM', key, nl)
+        if g > guard then
+          redis.call('ZADD', key, string.format('%d', score), base .. '~' .. string.format('%d', g))
+          redis.call('ZREM', key, last)
         end
       end
     elseif L.alg == 'c' then
@@ -80,23 +72,14 @@ local function giveBack(member, keep)
         return
       end
       local win = L.a
-      local f = 'I' .. (#v - 7) / 2
-      local fmt = '>I7' .. f .. f
-      local t, c, p = struct.unpack(fmt, v)
-      t = math.max(now, t)
-      local e = t - math.floor(t / win) * win -- as counter.lua
-      if e < 0 then e = e + win elseif e >= win then e = e - win end
-      local start = t - e
-      local cur, prev = 0, 0
-      local gt = struct.unpack('>I7', v)
-      if gt >= start then
-        cur, prev = c, p
-      elseif gt >= start - win then
-        prev = c
-      end
-      local e0 = at - math.floor(at / win) * win
-      if e0 < 0 then e0 = e0 + win elseif e0 >= win then e0 = e0 - win end
-      if at - e0 == start then
+      local t, c, p, fmt
+      --#include lib/counterdecode.lua
+      local u = math.max(now, t) -- the time on the key
+      --#include lib/bucket.lua now=u
+      local start, cur, prev = u - e, 0, 0
+      --#include lib/countercounts.lua
+      --#include lib/bucket.lua now=at e=e0
+      if at - e0 == start then -- the reservation was charged into this bucket
         cur = cur - math.min(cur, x)
       elseif at - e0 == start - win then
         prev = prev - math.min(prev, x)
@@ -104,25 +87,24 @@ local function giveBack(member, keep)
         return -- its bucket no longer counts
       end
       -- The counts only shrank: the stored width and TTL fit.
-      redis.call('SET', key, struct.pack(fmt, t, cur, prev), 'KEEPTTL')
+      redis.call('SET', key, struct.pack(fmt, u, cur, prev), 'KEEPTTL')
     else
       local v = redis.call('GET', key)
       if not v then
         return
       end
       local unit, drain = L.a, L.b
-      local t, q = struct.unpack('>I7I' .. (#v - 7), v)
-      t = math.max(now, t)
-      q = math.max(q - (t - struct.unpack('>I7', v)) * drain, 0)
+      local t, q, fmt
+      --#include lib/gcradecode.lua
+      local u = math.max(now, t) -- the time on the key
+      q = math.max(q - (u - t) * drain, 0)
       -- What the x units still add to the backlog: at most q, and at least
       -- x·unit less what drained since at beyond the kept units (ADR 0017).
-      local r = math.min(math.max(x * unit - math.max((t - at) * drain - keep * unit, 0), 0), q)
+      local r = math.min(math.max(x * unit - math.max((u - at) * drain - keep * unit, 0), 0), q)
       q = q - r
-      local w = 1
-      while q >= 256 ^ w do
-        w = w + 1
-      end
-      redis.call('SET', key, struct.pack('>I7I' .. w, t, q), 'PX', math.max(math.ceil(q / drain / 1000), 1))
+      --#include lib/width.lua most=q
+      redis.call('SET', key, struct.pack('>I7I' .. string.sub('12345678', w, w), u, q), 'PX',
+        string.format('%d', math.max(math.ceil(q / drain / 1000), 1)))
     end
   end
   for i = 1, m do
