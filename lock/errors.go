@@ -36,7 +36,8 @@ var (
 	// that leaves no time once the safety margin is taken off (with the
 	// default margin, TTL/100 + 2ms, any TTL up to 2ms): by Acquire,
 	// AcquireWait, Extend and WithLock. Keep and WithLock also return it
-	// for a renew interval that is not under the TTL minus the margin.
+	// for a renew interval under one millisecond or not under the TTL minus
+	// the margin.
 	ErrInvalidTTL = errs.InvalidTTL
 	// ErrInvalidLease is returned for a nil lease or one not made by Acquire.
 	ErrInvalidLease = errs.InvalidLease

@@ -27,9 +27,10 @@ type Keeper struct {
 // modified: Keeper.Lease returns the renewed copy. Keep does not release the
 // lock when it ends; call Release.
 //
-// interval must be positive and shorter than the TTL minus the safety
-// margin, or Keep returns ErrInvalidTTL. A third of the TTL leaves two
-// chances to renew before the deadline.
+// interval must be at least a millisecond (the server keeps expiries in
+// whole milliseconds) and shorter than the TTL minus the safety margin, or
+// Keep returns ErrInvalidTTL. A third of the TTL leaves two chances to
+// renew before the deadline.
 //
 // A lease with less than one interval left before its deadline is renewed
 // before Keep returns; if that renewal fails, Keep returns an error matching

@@ -130,3 +130,28 @@ func TestContextOfAZeroKeeperIsCancelledWithErrInvalidLeaseInsteadOfNil(t *testi
 		}
 	}
 }
+
+// Keep(ctx, lease, 10), meant as ten seconds, is ten nanoseconds: it renewed
+// tens of thousands of times a second, every renewal a script call on the
+// server. An interval under a millisecond, the server's resolution for an
+// expiry, is refused before anything is sent.
+func TestAKeepIntervalOfNanosecondsIsRefusedInsteadOfRenewingThousandsOfTimesASecond(t *testing.T) {
+	s := redistest.Start(t)
+	l := newLocker(t, s)
+	lease := mustAcquire(t, l, "job", 3*time.Second)
+	for _, interval := range []time.Duration{10, time.Microsecond, time.Millisecond - 1} {
+		if k, err := l.Keep(context.Background(), lease, interval); !errors.Is(err, lock.ErrInvalidTTL) {
+			if k != nil {
+				_ = k.Stop()
+			}
+			t.Errorf("interval %v: %v, want ErrInvalidTTL", interval, err)
+		}
+	}
+	k, err := l.Keep(context.Background(), lease, time.Millisecond)
+	if err != nil {
+		t.Fatalf("interval of a millisecond: %v", err)
+	}
+	if err := k.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}

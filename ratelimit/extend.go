@@ -57,7 +57,8 @@ type Keeper struct {
 // Stop the Keeper before Commit or Cancel: a Keeper still running finds
 // the reservation settled and ends so.
 //
-// interval must be positive and shorter than the ttl (ErrInvalidTTL); a
+// interval must be at least a millisecond (a server keeps expiries in whole
+// milliseconds) and shorter than the ttl (ErrInvalidTTL); a
 // reservation not admitted, settled or zero is ErrSettled. Each extension
 // is one round trip (extend.lua).
 func (r *Reservation) Keep(ctx context.Context, interval time.Duration) (*Keeper, error) {
@@ -70,8 +71,8 @@ func (r *Reservation) Keep(ctx context.Context, interval time.Duration) (*Keeper
 	if closed {
 		return nil, fmt.Errorf("%w: keep of reservation %q on %q", ErrSettled, r.ID, r.key)
 	}
-	if interval <= 0 || interval >= r.ttl {
-		return nil, fmt.Errorf("%w: keep every %v, must be positive and shorter than the ttl %v", ErrInvalidTTL, interval, r.ttl)
+	if interval < keep.MinEvery || interval >= r.ttl {
+		return nil, fmt.Errorf("%w: keep every %v, must be at least %v and shorter than the ttl %v", ErrInvalidTTL, interval, keep.MinEvery, r.ttl)
 	}
 	return &Keeper{k: keep.Start(ctx, keep.Config{
 		Every:    interval,

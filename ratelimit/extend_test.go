@@ -146,6 +146,30 @@ func TestAKeeperEndsWhenItsReservationIsSettled(t *testing.T) {
 	}
 }
 
+// Keep(ctx, 10), meant as ten seconds, is ten nanoseconds: it extended the
+// reservation tens of thousands of times a second, every extension a script
+// call. An interval under a millisecond is refused before anything is sent.
+func TestAKeepIntervalOfNanosecondsIsRefusedInsteadOfExtendingThousandsOfTimesASecond(t *testing.T) {
+	_, l := limiter(t, redistest.Start(t))
+	ctx := context.Background()
+	rs := reserve(t, l, "tenant", ratelimit.GCRA(10, time.Hour, 10), 2, time.Minute)
+	for _, d := range []time.Duration{10, time.Microsecond, time.Millisecond - 1} {
+		if k, err := rs.Keep(ctx, d); !errors.Is(err, ratelimit.ErrInvalidTTL) {
+			if k != nil {
+				_ = k.Stop()
+			}
+			t.Errorf("Keep(%v): %v, want ErrInvalidTTL", d, err)
+		}
+	}
+	k, err := rs.Keep(ctx, time.Millisecond)
+	if err != nil {
+		t.Fatalf("Keep of a millisecond: %v", err)
+	}
+	if err := k.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Bad Keep and Extend input is a typed error before any round trip, and a
 // zero Keeper answers without panicking.
 func TestBadExtendAndKeepInputIsATypedError(t *testing.T) {

@@ -39,7 +39,8 @@ var (
 	ErrInvalidName = errs.InvalidName
 	// ErrInvalidTTL is returned, without a round trip, for a TTL lock
 	// refuses (see lock.ErrInvalidTTL), and by Keep and WithPermit for a
-	// renew interval that is not under the TTL minus the safety margin.
+	// renew interval under one millisecond or not under the TTL minus the
+	// safety margin.
 	ErrInvalidTTL = errs.InvalidTTL
 	// ErrInvalidPermit is returned for a nil permit or one not made by
 	// Acquire.

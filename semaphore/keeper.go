@@ -21,8 +21,9 @@ type Keeper struct {
 // until ctx ends or until the permit is lost. p itself is not modified.
 // Keep does not release the permit when it ends; call Release.
 //
-// interval must be positive and shorter than the TTL minus the safety
-// margin (ErrInvalidTTL). A permit with less than one interval left is
+// interval must be at least a millisecond (the server keeps expiries in
+// whole milliseconds) and shorter than the TTL minus the safety margin
+// (ErrInvalidTTL). A permit with less than one interval left is
 // renewed before Keep returns, as lock's Keep does; if that fails, Keep
 // returns an error matching ErrPermitLost: do not act as the holder.
 func (s *Issuer) Keep(ctx context.Context, p *Permit, interval time.Duration) (*Keeper, error) {

@@ -210,3 +210,21 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Keep(ctx, p, 10), meant as ten seconds, is ten nanoseconds: refused, as
+// lock's Keep refuses it, instead of renewing tens of thousands of times a
+// second.
+func TestAKeepIntervalOfNanosecondsIsRefusedInsteadOfRenewingThousandsOfTimesASecond(t *testing.T) {
+	s := redistest.Start(t)
+	i := newIssuer(t, s)
+	p := mustAcquire(t, i, "job", 1, 3*time.Second)
+	for _, interval := range []time.Duration{10, time.Millisecond - 1} {
+		if k, err := i.Keep(context.Background(), p, interval); !errors.Is(err, semaphore.ErrInvalidTTL) {
+			if k != nil {
+				_ = k.Stop()
+			}
+			t.Errorf("interval %v: %v, want ErrInvalidTTL", interval, err)
+		}
+	}
+	mustRelease(t, i, p)
+}

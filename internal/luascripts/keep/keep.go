@@ -20,9 +20,16 @@ import (
 	"time"
 )
 
+// MinEvery is the shortest interval between renewals. A server keeps
+// expiries in whole milliseconds, so renewing more often cannot move one;
+// and an interval of a few nanoseconds, time.Duration(10) meant as ten
+// seconds, would renew tens of thousands of times a second.
+const MinEvery = time.Millisecond
+
 // A Config is what a Keeper renews and how.
 type Config struct {
-	// Every is the interval between renewals.
+	// Every is the interval between renewals; its callers refuse one under
+	// MinEvery.
 	Every time.Duration
 	// Deadline is the local time until which what is kept can be trusted
 	// now, without a renewal.

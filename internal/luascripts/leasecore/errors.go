@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis-primitives/go/internal/luascripts"
+	"github.com/redis-primitives/go/internal/luascripts/keep"
 )
 
 // Errors are the sentinels a primitive built on the core returns, each
@@ -76,11 +77,11 @@ func (e *Errors) NotHeldError(name string, token int64) error {
 }
 
 // checkInterval rejects a renew interval that leaves no chance to renew
-// before the deadline.
+// before the deadline, or one under keep.MinEvery.
 func (e *Errors) checkInterval(ttl, interval, margin time.Duration) error {
-	if interval <= 0 || interval >= ttl-margin {
-		return fmt.Errorf("%w: renew interval %v must be positive and under the ttl %v minus the safety margin %v",
-			e.InvalidTTL, interval, ttl, margin)
+	if interval < keep.MinEvery || interval >= ttl-margin {
+		return fmt.Errorf("%w: renew interval %v must be at least %v and under the ttl %v minus the safety margin %v",
+			e.InvalidTTL, interval, keep.MinEvery, ttl, margin)
 	}
 	return nil
 }
