@@ -335,19 +335,20 @@ func electionHandover(t testing.TB, k kind, s *redistest.Server, name string, tt
 
 // againIfPaused runs round, which returns by how much it missed its bound
 // (≤ 0: it did not), at most three times: again only while it missed by
-// no more than this process was held back meanwhile (a timer of the
-// test's own fired that late, redistest.WatchPauses). A round late only
-// because the machine ran nothing on time is tried again; a late
-// primitive still fails the caller's assertion.
-func againIfPaused(t *testing.T, what string, round func() (miss time.Duration)) {
+// no more than this process or one of servers was held back meanwhile (a
+// timer of the test's own fired that late, or a server answered a PING
+// that late: redistest.WatchPauses). A round late only because the
+// machine ran nothing on time is tried again; a late primitive still
+// fails the caller's assertion.
+func againIfPaused(t *testing.T, what string, round func() (miss time.Duration), servers ...*redistest.Server) {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
-		pauses := redistest.WatchPauses()
+		pauses := redistest.WatchPauses(servers...)
 		miss := round()
 		paused := pauses.Stop()
 		if miss <= 0 || paused < miss || attempt == 3 {
 			return
 		}
-		t.Logf("%s missed its bound by %v while the process was held back %v; again", what, miss, paused)
+		t.Logf("%s missed its bound by %v while the process or a server was held back %v; again", what, miss, paused)
 	}
 }

@@ -476,3 +476,47 @@ func TestPausesSeeTheProcessStopped(t *testing.T) {
 		t.Fatalf("longest pause %v across a 100ms stop", got)
 	}
 }
+
+// A server held back 200ms (SIGSTOP, then SIGCONT) while this process runs
+// freely shows as a pause about that long when the watch PINGs it: a
+// timing test whose bound a busy server missed tries again instead of
+// failing its primitive. Stop returns at once even while a PING waits on
+// a frozen server.
+func TestPausesSeeAWatchedServerHeldBack(t *testing.T) {
+	s := redistest.Start(t)
+	var p *redistest.Pauses
+	for attempt := 1; ; attempt++ {
+		p = redistest.WatchPauses(s)
+		time.Sleep(20 * time.Millisecond)
+		before := p.Longest()
+		if before < 150*time.Millisecond {
+			break
+		}
+		p.Stop()
+		if attempt == 3 {
+			t.Fatalf("the machine paused this process or the server %v before the stop, three times", before)
+		}
+	}
+	s.Freeze(t)
+	time.Sleep(200 * time.Millisecond)
+	s.Thaw(t)
+	time.Sleep(5 * time.Millisecond)
+	got := p.Stop()
+	t.Logf("longest pause %v across a 200ms freeze of the server", got)
+	// The PING in flight when the freeze began waits it out, less the
+	// period between PINGs and what a busy machine delays its send by.
+	if got < 150*time.Millisecond {
+		t.Fatalf("longest pause %v across a 200ms freeze of the server", got)
+	}
+
+	p = redistest.WatchPauses(s)
+	time.Sleep(5 * time.Millisecond)
+	s.Freeze(t)
+	defer s.Thaw(t)
+	time.Sleep(20 * time.Millisecond)
+	stopped := time.Now()
+	p.Stop()
+	if took := time.Since(stopped); took > time.Second {
+		t.Fatalf("Stop took %v while the watched server was frozen", took)
+	}
+}
