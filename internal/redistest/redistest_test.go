@@ -446,19 +446,7 @@ func TestRedis62RelayAnswersWhat62RefusesAs62Does(t *testing.T) {
 // schedule the tests does to them. A watch that saw as long a pause before
 // the stop would prove nothing: it is started again (at most three times).
 func TestPausesSeeTheProcessStopped(t *testing.T) {
-	var p *redistest.Pauses
-	for attempt := 1; ; attempt++ {
-		p = redistest.WatchPauses()
-		time.Sleep(20 * time.Millisecond)
-		before := p.Longest()
-		if before < 90*time.Millisecond {
-			break
-		}
-		p.Stop()
-		if attempt == 3 {
-			t.Fatalf("the machine paused this process %v before the stop, three times", before)
-		}
-	}
+	p := quietWatch(t, 90*time.Millisecond)
 	cont := exec.Command("sh", "-c", "sleep 0.1; kill -CONT "+strconv.Itoa(os.Getpid()))
 	if err := cont.Start(); err != nil {
 		t.Fatal(err)
@@ -484,19 +472,7 @@ func TestPausesSeeTheProcessStopped(t *testing.T) {
 // a frozen server.
 func TestPausesSeeAWatchedServerHeldBack(t *testing.T) {
 	s := redistest.Start(t)
-	var p *redistest.Pauses
-	for attempt := 1; ; attempt++ {
-		p = redistest.WatchPauses(s)
-		time.Sleep(20 * time.Millisecond)
-		before := p.Longest()
-		if before < 150*time.Millisecond {
-			break
-		}
-		p.Stop()
-		if attempt == 3 {
-			t.Fatalf("the machine paused this process or the server %v before the stop, three times", before)
-		}
-	}
+	p := quietWatch(t, 150*time.Millisecond, s)
 	s.Freeze(t)
 	time.Sleep(200 * time.Millisecond)
 	s.Thaw(t)
@@ -518,5 +494,24 @@ func TestPausesSeeAWatchedServerHeldBack(t *testing.T) {
 	p.Stop()
 	if took := time.Since(stopped); took > time.Second {
 		t.Fatalf("Stop took %v while the watched server was frozen", took)
+	}
+}
+
+// quietWatch starts watching servers and returns the watch once it has seen
+// no pause as long as bound for 20ms: one that had would prove nothing of
+// the pause the test makes next. It starts again at most three times.
+func quietWatch(t *testing.T, bound time.Duration, servers ...*redistest.Server) *redistest.Pauses {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		p := redistest.WatchPauses(servers...)
+		time.Sleep(20 * time.Millisecond)
+		before := p.Longest()
+		if before < bound {
+			return p
+		}
+		p.Stop()
+		if attempt == 3 {
+			t.Fatalf("the machine paused this process or a server %v before the test's own pause, three times", before)
+		}
 	}
 }
