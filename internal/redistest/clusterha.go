@@ -218,15 +218,7 @@ func (c *Cluster) KillPrimary(t testing.TB, key string) Failover {
 	return c.fault(t, key, "SIGKILL", func(ctx context.Context, old, replica *Server) error {
 		return old.process(t, "KillPrimary").Kill()
 	}, func(old *Server) error {
-		bin := old.process(t, "KillPrimary").cmd.Path
-		var err error
-		for attempt := 0; attempt < 50; attempt++ { // the port may linger briefly
-			if err = old.launch(bin); err == nil {
-				return nil
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		return err
+		return old.relaunch(old.process(t, "KillPrimary").cmd.Path)
 	})
 }
 

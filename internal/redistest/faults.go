@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
@@ -40,15 +41,26 @@ func (s *Server) Restart(t testing.TB) {
 	if err := p.Stop(syscall.SIGTERM, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	bin := p.cmd.Path
+	if err := s.relaunch(p.cmd.Path); err != nil {
+		t.Fatalf("redistest: restart redis-server on port %d: %v", s.port, err)
+	}
+}
+
+// relaunch starts the server again on its port with bin, trying for about
+// a second while the port lingers; a port still taken then is reported
+// with what holds it (portHolders).
+func (s *Server) relaunch(bin string) error {
 	var err error
-	for attempt := 0; attempt < 50; attempt++ { // the port may linger briefly
+	for attempt := 0; attempt < 50; attempt++ {
 		if err = s.launch(bin); err == nil {
-			return
+			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("redistest: restart redis-server on port %d: %v", s.port, err)
+	if held := portHolders(s.port); held != "" {
+		err = fmt.Errorf("%w\nport %d: %s", err, s.port, held)
+	}
+	return err
 }
 
 // Freeze stops the server process with SIGSTOP. Connections stay open and

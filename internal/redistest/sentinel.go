@@ -439,14 +439,10 @@ func (s *Sentinel) restartAsReplica(old, primary *Server) error {
 		base = slices.Delete(slices.Clone(base), i, i+3)
 	}
 	old.args = append(slices.Clone(base), "--replicaof", "127.0.0.1", strconv.Itoa(primary.port))
-	var err error
-	for attempt := 0; attempt < 50; attempt++ { // the port may linger briefly
-		if err = old.launch(s.bin); err == nil {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := old.relaunch(s.bin); err != nil {
+		return fmt.Errorf("restart %s: %w", old.addr, err)
 	}
-	return fmt.Errorf("restart %s: %w", old.addr, err)
+	return nil
 }
 
 // agreedPrimary returns the primary's address once every sentinel names

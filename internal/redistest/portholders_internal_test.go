@@ -1,0 +1,36 @@
+package redistest
+
+import (
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A killed server whose port another process took before the restart
+// (fence/pgfence's Sentinel test saw "Address already in use" for over a
+// second once, holder unknown) fails its restart with what holds the port
+// (relaunch appends portHolders): here a listener of this test's own.
+func TestATakenPortIsReportedWithWhatHoldsIt(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the holders are read from Linux's /proc/net/tcp")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	held := portHolders(port)
+	t.Logf("port %d: %s", port, held)
+	for _, want := range []string{"LISTEN", "owned by " + strconv.Itoa(os.Getpid()) + " ("} {
+		if !strings.Contains(held, want) {
+			t.Errorf("holders of a port this test listens on do not say %q: %q", want, held)
+		}
+	}
+	if free := portHolders(0); free != "" {
+		t.Errorf("holders of port 0: %q, want none", free)
+	}
+}
